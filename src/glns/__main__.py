@@ -1,0 +1,5 @@
+import sys
+
+from glns.cli import main
+
+sys.exit(main())

@@ -1,0 +1,1 @@
+"""Compiled core of glns. Private: use the public API in :mod:`glns`."""

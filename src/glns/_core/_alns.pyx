@@ -1,0 +1,402 @@
+# The adaptive LNS loop of SPEC §2: roulette-wheel operator choice, simulated annealing,
+# sigma outcome classes, lambda weight update, fitness F, synergy S, per-iteration cooling.
+#
+# Native operators run with the GIL released; the GIL is taken only around Python operators.
+# Python operators get fresh Python lists and return output that is checked (sol_load) before
+# anything of it reaches the core's solutions; a failing operator scores sigma4.
+import random as _py_random
+
+import numpy as np
+
+from cpython.mem cimport PyMem_Malloc, PyMem_Free
+from libc.stdlib cimport malloc, realloc, free
+from libc.math cimport exp, log, pow, floor, INFINITY
+from libc.stdint cimport uint64_t, int64_t
+
+from glns._core._types cimport Inst, Sol, KIND_TSP
+from glns._core._rng cimport rng_next, rng_uniform, rng_below
+from glns._core._clock cimport now
+from glns._core._instance cimport CoreInstance
+from glns._core._solution cimport (
+    Solution, sol_alloc, sol_free, sol_copy, sol_cost, sol_random_init, sol_to_py, sol_load,
+    sol_clear,
+)
+from glns._core._native_ops cimport native_destroy, native_repair, OP_GREEDY_INSERTION
+
+
+class OperatorTimeout(BaseException):
+    """Raised inside a Python operator that ran past its time limit.
+
+    A BaseException so that operator code catching Exception does not swallow it.
+    """
+
+
+cdef struct Growable:
+    double *data
+    int size
+    int cap
+
+
+cdef int grow_push(Growable *g, double x) except -1 nogil:
+    cdef double *p
+    if g.size == g.cap:
+        g.cap = g.cap * 2 if g.cap > 0 else 1024
+        p = <double *> realloc(g.data, g.cap * sizeof(double))
+        if p == NULL:
+            with gil:
+                raise MemoryError()
+        g.data = p
+    g.data[g.size] = x
+    g.size += 1
+    return 0
+
+
+cdef object grow_to_numpy(Growable *g):
+    return np.array([g.data[i] for i in range(g.size)], dtype=np.float64)
+
+
+cdef inline int roulette(const double *w, int m, bint adaptive, uint64_t *rng) noexcept nogil:
+    """Index i with probability w[i] / sum(w) (uniform when not adaptive). One draw."""
+    cdef double u = rng_uniform(rng)
+    cdef double total = 0.0, acc = 0.0
+    cdef int i
+    if not adaptive:
+        i = <int>(u * m)
+        return i if i < m else m - 1
+    for i in range(m):
+        total += w[i]
+    u *= total
+    for i in range(m):
+        acc += w[i]
+        if u < acc:
+            return i
+    return m - 1
+
+
+cdef class _OpTable:
+    """C arrays describing a list of operators (native code or -1 for Python)."""
+    cdef int m
+    cdef int *code
+    cdef double *param
+    cdef double *weight
+    cdef double *fitness
+    cdef double *seconds
+    cdef int64_t *calls
+    cdef int64_t *failures
+    cdef int64_t *outcomes   # m x 4
+    cdef list ops
+    cdef list last_error
+
+    def __cinit__(self, list ops):
+        self.m = len(ops)
+        self.ops = ops
+        self.last_error = [None] * self.m
+        self.code = <int *> PyMem_Malloc(self.m * sizeof(int))
+        self.param = <double *> PyMem_Malloc(self.m * sizeof(double))
+        self.weight = <double *> PyMem_Malloc(self.m * sizeof(double))
+        self.fitness = <double *> PyMem_Malloc(self.m * sizeof(double))
+        self.seconds = <double *> PyMem_Malloc(self.m * sizeof(double))
+        self.calls = <int64_t *> PyMem_Malloc(self.m * sizeof(int64_t))
+        self.failures = <int64_t *> PyMem_Malloc(self.m * sizeof(int64_t))
+        self.outcomes = <int64_t *> PyMem_Malloc(4 * self.m * sizeof(int64_t))
+        for i, op in enumerate(ops):
+            self.code[i] = op.native_code
+            self.param[i] = op.param
+            self.weight[i] = 1.0
+            self.fitness[i] = 0.0
+            self.seconds[i] = 0.0
+            self.calls[i] = 0
+            self.failures[i] = 0
+            for j in range(4):
+                self.outcomes[4 * i + j] = 0
+
+    def __dealloc__(self):
+        PyMem_Free(self.code)
+        PyMem_Free(self.param)
+        PyMem_Free(self.weight)
+        PyMem_Free(self.fitness)
+        PyMem_Free(self.seconds)
+        PyMem_Free(self.calls)
+        PyMem_Free(self.failures)
+        PyMem_Free(self.outcomes)
+
+    cdef dict stats(self):
+        return {
+            "calls": np.array([self.calls[i] for i in range(self.m)], dtype=np.int64),
+            "outcomes": np.array([[self.outcomes[4 * i + j] for j in range(4)]
+                                  for i in range(self.m)], dtype=np.int64).reshape(self.m, 4),
+            "failures": np.array([self.failures[i] for i in range(self.m)], dtype=np.int64),
+            "seconds": np.array([self.seconds[i] for i in range(self.m)], dtype=np.float64),
+            "weights": np.array([self.weight[i] for i in range(self.m)], dtype=np.float64),
+            "fitness": np.array([self.fitness[i] for i in range(self.m)], dtype=np.float64),
+            "last_error": list(self.last_error),
+        }
+
+
+cdef inline uint64_t _seed_python_rngs(uint64_t *rng):
+    """Reseed `random` and NumPy's global RNG from the run's stream (one draw)."""
+    cdef uint64_t s = rng_next(rng) >> 32
+    _py_random.seed(s)
+    np.random.seed(s)
+    return s
+
+
+cdef object _python_destroy(_OpTable ops, int d, Sol *cand, const Inst *inst, int k,
+                            int *removed, int *n_removed, uint64_t *rng):
+    """Call Python destroy operator d on cand. Returns None or an error message."""
+    x = sol_to_py(cand, inst)
+    _seed_python_rngs(rng)
+    cdef double t0 = now()
+    try:
+        out = ops.ops[d].invoke(x, k)
+    except (Exception, SystemExit, OperatorTimeout) as exc:
+        ops.seconds[d] += now() - t0
+        return f"raised {type(exc).__name__}: {exc}"
+    ops.seconds[d] += now() - t0
+    try:
+        removed_obj, partial = out
+    except (TypeError, ValueError):
+        return f"must return (removed, partial_solution), got {type(out).__name__}"
+    return sol_load(cand, inst, partial, False, removed_obj, removed, n_removed)
+
+
+cdef object _python_repair(_OpTable ops, int r, Sol *cand, const Inst *inst,
+                           const int *removed, int n_removed, uint64_t *rng, int *scratch):
+    """Call Python repair operator r on the partial cand. Returns None or an error message."""
+    partial = sol_to_py(cand, inst)
+    removed_list = [removed[i] for i in range(n_removed)]
+    _seed_python_rngs(rng)
+    cdef double t0 = now()
+    try:
+        out = ops.ops[r].invoke(partial, removed_list)
+    except (Exception, SystemExit, OperatorTimeout) as exc:
+        ops.seconds[r] += now() - t0
+        return f"raised {type(exc).__name__}: {exc}"
+    ops.seconds[r] += now() - t0
+    cdef int unused = 0
+    return sol_load(cand, inst, out, True, None, scratch, &unused)
+
+
+cdef class _Run:
+    """Solutions and buffers of one run, freed together."""
+    cdef Sol cur, cand, best
+    cdef int *removed
+    cdef int *scratch
+    cdef Growable best_curve, cur_curve, iter_time
+
+    def __cinit__(self, CoreInstance inst):
+        sol_alloc(&self.cur, &inst.c)
+        sol_alloc(&self.cand, &inst.c)
+        sol_alloc(&self.best, &inst.c)
+        self.removed = <int *> PyMem_Malloc(max(inst.n, 1) * sizeof(int))
+        self.scratch = <int *> PyMem_Malloc(max(inst.n, 1) * sizeof(int))
+
+    def __dealloc__(self):
+        sol_free(&self.cur)
+        sol_free(&self.cand)
+        sol_free(&self.best)
+        PyMem_Free(self.removed)
+        PyMem_Free(self.scratch)
+        free(self.best_curve.data)
+        free(self.cur_curve.data)
+        free(self.iter_time.data)
+
+
+cdef double greedy_reference_cost(CoreInstance inst, uint64_t seed) except? -1:
+    """Cost of greedy insertion of all nodes in random order: the cost scale of the instance."""
+    cdef Solution sol = Solution(inst)
+    cdef uint64_t state = seed
+    cdef int m = inst.n - inst.c.first
+    cdef int *order = <int *> PyMem_Malloc(max(m, 1) * sizeof(int))
+    cdef int i, j, t
+    try:
+        for i in range(m):
+            order[i] = inst.c.first + i
+        for i in range(m - 1, 0, -1):
+            j = rng_below(&state, i + 1)
+            t = order[i]
+            order[i] = order[j]
+            order[j] = t
+        sol_clear(&sol.s, &inst.c)
+        native_repair(OP_GREEDY_INSERTION, 0.0, &sol.s, &inst.c, order, m, &state)
+        return sol.s.cost
+    finally:
+        PyMem_Free(order)
+
+
+def reference_cost(CoreInstance inst not None, uint64_t seed=0) -> float:
+    """Cost of a random-order greedy-insertion construction (used to scale temperatures)."""
+    return greedy_reference_cost(inst, seed)
+
+
+def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops, dict cfg,
+             uint64_t seed, initial=None):
+    """Run the adaptive LNS loop. See glns.solve for the meaning of cfg's entries.
+
+    Returns a dict of plain Python / NumPy values (best solution, curves, operator stats).
+    """
+    if not destroy_ops or not repair_ops:
+        raise ValueError("at least one destroy and one repair operator are required")
+    cdef _OpTable D = _OpTable(destroy_ops)
+    cdef _OpTable R = _OpTable(repair_ops)
+    cdef _Run run = _Run(inst)
+    cdef const Inst *c = &inst.c
+    cdef uint64_t rng = seed
+    cdef int nd = D.m, nr = R.m
+
+    cdef int64_t max_iter = cfg.get("iterations", -1)
+    cdef double time_limit = cfg.get("time_limit", -1.0)
+    cdef int64_t max_no_improve = cfg.get("no_improvement", -1)
+    cdef double eps = cfg["destroy_fraction"]
+    cdef double lam = cfg["decay"]
+    cdef double sig[4]
+    for j in range(4):
+        sig[j] = cfg["scores"][j]
+    cdef bint adaptive = cfg.get("adaptive", True)
+    cdef bint all_native = all(op.native_code >= 0 for op in destroy_ops + repair_ops)
+    if max_iter < 0 and time_limit <= 0 and max_no_improve < 0:
+        raise ValueError("no stopping criterion: give iterations, time_limit or no_improvement")
+
+    cdef double t_start = now()
+    cdef double T, T0, T_end, alpha
+    cdef bint time_schedule = False
+    # Initial solution (SPEC §2.1), or a warm start given by the caller.
+    cdef int unused = 0
+    if initial is None:
+        sol_random_init(&run.cur, c, &rng)
+    else:
+        err = sol_load(&run.cur, c, initial, True, None, run.scratch, &unused)
+        if err is not None:
+            raise ValueError(f"initial solution is invalid: {err}")
+    sol_copy(&run.best, &run.cur, c)
+
+    temp = cfg["temperature"]
+    if temp["mode"] == "fixed":
+        T0 = temp["t0"]
+        alpha = temp["alpha"]
+        T_end = 0.0
+    else:
+        # Scale-aware: accept a candidate `worse` (relative) above the reference cost with
+        # probability `accept` at the start; cool geometrically to end_ratio * T0 at the budget.
+        scale = greedy_reference_cost(inst, seed ^ <uint64_t>0x5DEECE66D)
+        T0 = -temp["worse"] * scale / log(temp["accept"])
+        T_end = T0 * temp["end_ratio"]
+        if max_iter > 0:
+            alpha = pow(temp["end_ratio"], 1.0 / max_iter) if T0 > 0 else 1.0
+        else:
+            alpha = 1.0
+            time_schedule = time_limit > 0
+    T = T0
+
+    cdef int64_t it = 0, since_best = 0
+    cdef int d, r, sigma, k, n_removed
+    cdef double t_iter, elapsed, f_new, t_op
+    cdef Sol tmp
+    cdef bint ok, repair_called
+    k = <int>floor(eps * (c.n - c.first))
+    if k < 1:
+        k = 1
+    synergy = np.zeros((nd, nr), dtype=np.float64)
+    cdef double[:, ::1] S = synergy
+
+    with nogil:
+        while True:
+            t_iter = now()
+            elapsed = t_iter - t_start
+            if max_iter >= 0 and it >= max_iter:
+                break
+            if time_limit > 0 and elapsed >= time_limit:
+                break
+            if max_no_improve >= 0 and since_best >= max_no_improve:
+                break
+            if time_schedule:
+                T = T0 * pow(T_end / T0, elapsed / time_limit) if T0 > 0 else 0.0
+
+            d = roulette(D.weight, nd, adaptive, &rng)
+            r = roulette(R.weight, nr, adaptive, &rng)
+            sol_copy(&run.cand, &run.cur, c)
+            ok = True
+            repair_called = False
+            n_removed = 0
+            if D.code[d] >= 0:
+                t_op = now()
+                native_destroy(D.code[d], D.param[d], &run.cand, c, k, run.removed, &n_removed, &rng)
+                D.seconds[d] += now() - t_op
+            else:
+                with gil:
+                    err = _python_destroy(D, d, &run.cand, c, k, run.removed, &n_removed, &rng)
+                    if err is not None:
+                        ok = False
+                        D.failures[d] += 1
+                        D.last_error[d] = err
+            if ok:
+                repair_called = True
+                if R.code[r] >= 0:
+                    t_op = now()
+                    native_repair(R.code[r], R.param[r], &run.cand, c, run.removed, n_removed, &rng)
+                    R.seconds[r] += now() - t_op
+                else:
+                    with gil:
+                        err = _python_repair(R, r, &run.cand, c, run.removed, n_removed, &rng,
+                                             run.scratch)
+                        if err is not None:
+                            ok = False
+                            R.failures[r] += 1
+                            R.last_error[r] = err
+            D.calls[d] += 1
+            if repair_called:
+                R.calls[r] += 1
+
+            if not ok:
+                sigma = 3
+            else:
+                f_new = run.cand.cost
+                if f_new < run.best.cost:
+                    sigma = 0
+                elif f_new < run.cur.cost:
+                    sigma = 1
+                elif T > 0 and rng_uniform(&rng) < exp(-(f_new - run.cur.cost) / T):
+                    sigma = 2
+                else:
+                    sigma = 3
+                if sigma <= 2:
+                    tmp = run.cur
+                    run.cur = run.cand
+                    run.cand = tmp
+                if sigma == 0:
+                    sol_copy(&run.best, &run.cur, c)
+
+            D.weight[d] = lam * D.weight[d] + (1.0 - lam) * sig[sigma]
+            D.fitness[d] += sig[sigma]
+            D.outcomes[4 * d + sigma] += 1
+            if repair_called:
+                R.weight[r] = lam * R.weight[r] + (1.0 - lam) * sig[sigma]
+                R.fitness[r] += sig[sigma]
+                R.outcomes[4 * r + sigma] += 1
+                S[d, r] += sig[sigma]
+            if sigma == 0:
+                since_best = 0
+            else:
+                since_best += 1
+            if not time_schedule:
+                T *= alpha
+            it += 1
+            grow_push(&run.best_curve, run.best.cost)
+            grow_push(&run.cur_curve, run.cur.cost)
+            grow_push(&run.iter_time, now() - t_iter)
+
+    total = now() - t_start
+    return {
+        "best": sol_to_py(&run.best, c),
+        "best_cost": run.best.cost,
+        "iterations": it,
+        "runtime": total,
+        "best_curve": grow_to_numpy(&run.best_curve),
+        "current_curve": grow_to_numpy(&run.cur_curve),
+        "iteration_seconds": grow_to_numpy(&run.iter_time),
+        "destroy": D.stats(),
+        "repair": R.stats(),
+        "synergy": synergy,
+        "initial_temperature": T0,
+        "all_native": all_native,
+    }

@@ -1,0 +1,11 @@
+# CoreInstance: owns the validated arrays of a problem and exposes them as an Inst view.
+# See _instance.pyx.
+from glns._core._types cimport Inst
+
+cdef class CoreInstance:
+    cdef Inst c                 # C view into the arrays below
+    cdef readonly object dist   # float64 (n, n), C-contiguous, private copy
+    cdef readonly object demand # int64 (n,)
+    cdef readonly int kind
+    cdef readonly int n
+    cdef readonly int n_customers  # nodes that must be routed

@@ -1,0 +1,27 @@
+# Solution storage and its O(1)/O(route) primitives. See _solution.pyx for details.
+from libc.stdint cimport int64_t, uint64_t
+from glns._core._types cimport Inst, Sol
+from glns._core._instance cimport CoreInstance
+
+cdef int sol_alloc(Sol *s, const Inst *inst) except -1 nogil
+cdef void sol_free(Sol *s) noexcept nogil
+cdef int sol_reserve_routes(Sol *s, int slots) except -1 nogil
+cdef int sol_copy(Sol *dst, const Sol *src, const Inst *inst) except -1 nogil
+cdef void sol_clear(Sol *s, const Inst *inst) noexcept nogil
+cdef int sol_new_route(Sol *s) except -1 nogil
+cdef void sol_remove(Sol *s, const Inst *inst, int v) noexcept nogil
+cdef void sol_insert(Sol *s, const Inst *inst, int v, int r, int pos) noexcept nogil
+cdef void sol_drop_empty(Sol *s) noexcept nogil
+cdef double sol_cost(const Sol *s, const Inst *inst) noexcept nogil
+cdef double removal_delta(const Sol *s, const Inst *inst, int v) noexcept nogil
+cdef double insertion_delta(const Sol *s, const Inst *inst, int v, int r, int pos) noexcept nogil
+cdef double new_route_cost(const Inst *inst, int v) noexcept nogil
+cdef int sol_random_init(Sol *s, const Inst *inst, uint64_t *rng) except -1 nogil
+
+cdef object sol_to_py(const Sol *s, const Inst *inst)
+cdef object sol_load(Sol *s, const Inst *inst, object routes, bint complete,
+                     object removed, int *removed_out, int *n_removed)
+
+cdef class Solution:
+    cdef Sol s
+    cdef CoreInstance inst

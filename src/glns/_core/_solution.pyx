@@ -1,0 +1,447 @@
+# Solution storage: routes as rows of a (route_slots x stride) int table, plus per-node
+# route/position indices so that removing or inserting a node costs O(route) and its cost
+# delta O(1). A TSP tour is route 0, read as a cycle; VRP routes start at the depot (node 0,
+# never stored) and end at the depot (CVRP) or at their last customer (OVRP).
+#
+# Costs are always recomputed by sol_cost in one canonical order (routes in order, arcs in
+# order) so that a plain-Python recomputation gives the identical float.
+from cpython.mem cimport PyMem_Malloc, PyMem_Realloc, PyMem_Free
+from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memcpy, memmove
+from libc.stdint cimport int64_t, uint64_t
+from operator import index as _as_index
+
+from glns._core._types cimport Inst, Sol, KIND_TSP, KIND_CVRP, KIND_OVRP
+from glns._core._rng cimport rng_below
+from glns._core._instance cimport CoreInstance
+
+cdef enum:
+    END = -1      # the end of a VRP route: the depot for CVRP, nothing for OVRP
+
+
+cdef inline double arc(const Inst *inst, int a, int b) noexcept nogil:
+    """Cost of travelling a -> b, where b == END means 'finish the route'."""
+    if b == END:
+        if inst.kind == KIND_OVRP:
+            return 0.0
+        return inst.dist[a * inst.n]
+    return inst.dist[a * inst.n + b]
+
+
+cdef int sol_alloc(Sol *s, const Inst *inst) except -1 nogil:
+    s.stride = inst.max_route_len
+    s.route_slots = 0
+    s.nodes = NULL
+    s.length = NULL
+    s.load = NULL
+    s.route_of = <int *> malloc(inst.n * sizeof(int))
+    s.pos_of = <int *> malloc(inst.n * sizeof(int))
+    if s.route_of == NULL or s.pos_of == NULL:
+        with gil:
+            raise MemoryError()
+    # Enough slots for the usual case; sol_reserve_routes grows on demand.
+    sol_reserve_routes(s, 8 if inst.kind != KIND_TSP else 1)
+    sol_clear(s, inst)
+    return 0
+
+
+cdef void sol_free(Sol *s) noexcept nogil:
+    free(s.nodes)
+    free(s.length)
+    free(s.load)
+    free(s.route_of)
+    free(s.pos_of)
+    s.nodes = NULL
+    s.length = NULL
+    s.load = NULL
+    s.route_of = NULL
+    s.pos_of = NULL
+    s.route_slots = 0
+
+
+cdef int sol_reserve_routes(Sol *s, int slots) except -1 nogil:
+    if slots <= s.route_slots:
+        return 0
+    cdef int new_slots = s.route_slots * 2
+    if new_slots < slots:
+        new_slots = slots
+    cdef int *nodes = <int *> realloc(s.nodes, <size_t> new_slots * s.stride * sizeof(int))
+    if nodes == NULL:
+        with gil:
+            raise MemoryError()
+    s.nodes = nodes
+    cdef int *length = <int *> realloc(s.length, new_slots * sizeof(int))
+    if length == NULL:
+        with gil:
+            raise MemoryError()
+    s.length = length
+    cdef int64_t *load = <int64_t *> realloc(s.load, new_slots * sizeof(int64_t))
+    if load == NULL:
+        with gil:
+            raise MemoryError()
+    s.load = load
+    cdef int r
+    for r in range(s.route_slots, new_slots):
+        s.length[r] = 0
+        s.load[r] = 0
+    s.route_slots = new_slots
+    return 0
+
+
+cdef int sol_copy(Sol *dst, const Sol *src, const Inst *inst) except -1 nogil:
+    sol_reserve_routes(dst, src.n_routes)
+    cdef int r
+    for r in range(src.n_routes):
+        memcpy(&dst.nodes[r * dst.stride], &src.nodes[r * src.stride], src.length[r] * sizeof(int))
+        dst.length[r] = src.length[r]
+        dst.load[r] = src.load[r]
+    for r in range(src.n_routes, dst.n_routes):
+        dst.length[r] = 0
+        dst.load[r] = 0
+    dst.n_routes = src.n_routes
+    memcpy(dst.route_of, src.route_of, inst.n * sizeof(int))
+    memcpy(dst.pos_of, src.pos_of, inst.n * sizeof(int))
+    dst.cost = src.cost
+    return 0
+
+
+cdef void sol_clear(Sol *s, const Inst *inst) noexcept nogil:
+    """Unroute every node. A TSP keeps its one (now empty) route."""
+    cdef int v, r
+    for v in range(inst.n):
+        s.route_of[v] = -1
+        s.pos_of[v] = -1
+    for r in range(s.n_routes):
+        s.length[r] = 0
+        s.load[r] = 0
+    s.n_routes = 1 if inst.kind == KIND_TSP else 0
+    s.cost = 0.0
+
+
+cdef int sol_new_route(Sol *s) except -1 nogil:
+    sol_reserve_routes(s, s.n_routes + 1)
+    cdef int r = s.n_routes
+    s.length[r] = 0
+    s.load[r] = 0
+    s.n_routes += 1
+    return r
+
+
+cdef void sol_remove(Sol *s, const Inst *inst, int v) noexcept nogil:
+    """Unroute node v (which must be routed). Leaves an emptied route in place."""
+    cdef int r = s.route_of[v]
+    cdef int p = s.pos_of[v]
+    cdef int *row = &s.nodes[r * s.stride]
+    cdef int L = s.length[r]
+    cdef int i
+    memmove(&row[p], &row[p + 1], (L - p - 1) * sizeof(int))
+    for i in range(p, L - 1):
+        s.pos_of[row[i]] = i
+    s.length[r] = L - 1
+    s.load[r] -= inst.demand[v]
+    s.route_of[v] = -1
+    s.pos_of[v] = -1
+
+
+cdef void sol_insert(Sol *s, const Inst *inst, int v, int r, int pos) noexcept nogil:
+    """Route node v in route r at index pos (0..length[r]); the caller checks capacity."""
+    cdef int *row = &s.nodes[r * s.stride]
+    cdef int L = s.length[r]
+    cdef int i
+    memmove(&row[pos + 1], &row[pos], (L - pos) * sizeof(int))
+    row[pos] = v
+    for i in range(pos, L + 1):
+        s.pos_of[row[i]] = i
+    s.length[r] = L + 1
+    s.load[r] += inst.demand[v]
+    s.route_of[v] = r
+
+
+cdef void sol_drop_empty(Sol *s) noexcept nogil:
+    """Remove empty VRP routes, keeping the order of the others."""
+    cdef int r, w = 0, i
+    for r in range(s.n_routes):
+        if s.length[r] == 0:
+            continue
+        if w != r:
+            memcpy(&s.nodes[w * s.stride], &s.nodes[r * s.stride], s.length[r] * sizeof(int))
+            s.length[w] = s.length[r]
+            s.load[w] = s.load[r]
+            for i in range(s.length[w]):
+                s.route_of[s.nodes[w * s.stride + i]] = w
+        w += 1
+    for r in range(w, s.n_routes):
+        s.length[r] = 0
+        s.load[r] = 0
+    s.n_routes = w
+
+
+cdef double sol_cost(const Sol *s, const Inst *inst) noexcept nogil:
+    cdef double total = 0.0
+    cdef int r, i, L, prev
+    cdef const int *row
+    if inst.kind == KIND_TSP:
+        L = s.length[0]
+        row = s.nodes
+        for i in range(L):
+            total += inst.dist[row[i] * inst.n + row[(i + 1) % L]]
+        return total
+    for r in range(s.n_routes):
+        L = s.length[r]
+        if L == 0:
+            continue
+        row = &s.nodes[r * s.stride]
+        prev = 0
+        for i in range(L):
+            total += inst.dist[prev * inst.n + row[i]]
+            prev = row[i]
+        if inst.kind == KIND_CVRP:
+            total += inst.dist[prev * inst.n]
+    return total
+
+
+cdef double removal_delta(const Sol *s, const Inst *inst, int v) noexcept nogil:
+    """Change of cost when routed node v is removed (negative: a saving)."""
+    cdef int r = s.route_of[v]
+    cdef int p = s.pos_of[v]
+    cdef int L = s.length[r]
+    cdef const int *row = &s.nodes[r * s.stride]
+    cdef int a, b
+    if inst.kind == KIND_TSP:
+        a = row[(p - 1 + L) % L]
+        b = row[(p + 1) % L]
+        return inst.dist[a * inst.n + b] - inst.dist[a * inst.n + v] - inst.dist[v * inst.n + b]
+    a = row[p - 1] if p > 0 else 0
+    b = row[p + 1] if p < L - 1 else END
+    return arc(inst, a, b) - arc(inst, a, v) - arc(inst, v, b)
+
+
+cdef double insertion_delta(const Sol *s, const Inst *inst, int v, int r, int pos) noexcept nogil:
+    """Change of cost when node v is put at index pos of route r."""
+    cdef int L = s.length[r]
+    cdef const int *row = &s.nodes[r * s.stride]
+    cdef int a, b
+    if inst.kind == KIND_TSP:
+        if L == 0:
+            return inst.dist[v * inst.n + v]
+        a = row[pos - 1] if pos > 0 else row[L - 1]
+        b = row[pos] if pos < L else row[0]
+        return inst.dist[a * inst.n + v] + inst.dist[v * inst.n + b] - inst.dist[a * inst.n + b]
+    a = row[pos - 1] if pos > 0 else 0
+    b = row[pos] if pos < L else END
+    return arc(inst, a, v) + arc(inst, v, b) - arc(inst, a, b)
+
+
+cdef double new_route_cost(const Inst *inst, int v) noexcept nogil:
+    """Cost of a new route serving only v."""
+    return arc(inst, 0, v) + arc(inst, v, END)
+
+
+cdef int sol_random_init(Sol *s, const Inst *inst, uint64_t *rng) except -1 nogil:
+    """SPEC §2.1: a random permutation; for VRP cut greedily into capacity-feasible routes."""
+    cdef int m = inst.n - inst.first
+    cdef int *order = <int *> malloc(max(m, 1) * sizeof(int))
+    if order == NULL:
+        with gil:
+            raise MemoryError()
+    cdef int i, j, t, v, r = 0
+    for i in range(m):
+        order[i] = inst.first + i
+    for i in range(m - 1, 0, -1):
+        j = rng_below(rng, i + 1)
+        t = order[i]
+        order[i] = order[j]
+        order[j] = t
+    sol_clear(s, inst)
+    try:
+        if inst.kind == KIND_TSP:
+            for i in range(m):
+                sol_insert(s, inst, order[i], 0, i)
+        else:
+            for i in range(m):
+                v = order[i]
+                if s.n_routes == 0 or s.load[r] + inst.demand[v] > inst.capacity:
+                    r = sol_new_route(s)
+                sol_insert(s, inst, v, r, s.length[r])
+        s.cost = sol_cost(s, inst)
+    finally:
+        free(order)
+    return 0
+
+
+cdef object sol_to_py(const Sol *s, const Inst *inst):
+    """The solution in the operator format of SPEC §1 (fresh Python lists)."""
+    cdef int r, i
+    cdef const int *row
+    if inst.kind == KIND_TSP:
+        return [s.nodes[i] for i in range(s.length[0])]
+    out = []
+    for r in range(s.n_routes):
+        if s.length[r] == 0:
+            continue
+        row = &s.nodes[r * s.stride]
+        out.append([row[i] for i in range(s.length[r])])
+    return out
+
+
+cdef inline object _node_id(object x):
+    """x as an int node id, or None when x is not an integer (floats and strings are refused)."""
+    if isinstance(x, float) or isinstance(x, str) or isinstance(x, bytes):
+        return None
+    try:
+        return _as_index(x)
+    except TypeError:
+        return None
+
+
+cdef object _place(Sol *s, const Inst *inst, object x, int r, str where):
+    """Append node x to route r after checking it; returns an error message or None."""
+    v = _node_id(x)
+    if v is None:
+        return f"{where}: {x!r} is not an integer node id"
+    if v < inst.first or v >= inst.n:
+        if v == 0 and inst.first == 1:
+            return f"{where}: the depot 0 must not be written in a route"
+        return f"{where}: foreign node {v} (valid ids are {inst.first}..{inst.n - 1})"
+    cdef int iv = v
+    if s.route_of[iv] != -1:
+        return f"{where}: duplicate node {iv}"
+    if s.length[r] >= s.stride:
+        return f"{where}: capacity exceeded (more customers than any vehicle can carry)"
+    sol_insert(s, inst, iv, r, s.length[r])
+    return None
+
+
+cdef object sol_load(Sol *s, const Inst *inst, object routes, bint complete,
+                     object removed, int *removed_out, int *n_removed):
+    """Fill s from operator output, checking it. Returns None, or the first violation as text.
+
+    complete: the solution must route every node. Otherwise `removed` lists the unrouted
+    nodes (a destroy's output): it must be disjoint from the routes and cover the rest.
+    """
+    cdef int r, v, count
+    cdef int64_t load
+    sol_clear(s, inst)
+    if isinstance(routes, (str, bytes, dict)) or not hasattr(routes, "__iter__"):
+        return f"solution must be a list, got {type(routes).__name__}"
+    if inst.kind == KIND_TSP:
+        for x in routes:
+            err = _place(s, inst, x, 0, "tour")
+            if err is not None:
+                return err
+    else:
+        for route in routes:
+            if isinstance(route, (str, bytes, dict)) or not hasattr(route, "__iter__"):
+                return f"each route must be a list of customer ids, got {type(route).__name__}"
+            r = sol_new_route(s)
+            for x in route:
+                err = _place(s, inst, x, r, f"route {r}")
+                if err is not None:
+                    return err
+            if s.load[r] > inst.capacity:
+                return f"route {r}: capacity exceeded ({s.load[r]} > {inst.capacity})"
+        sol_drop_empty(s)
+    count = 0
+    if not complete:
+        if isinstance(removed, (str, bytes, dict)) or not hasattr(removed, "__iter__"):
+            return f"removed nodes must be a list, got {type(removed).__name__}"
+        for x in removed:
+            v_obj = _node_id(x)
+            if v_obj is None:
+                return f"removed: {x!r} is not an integer node id"
+            if v_obj < inst.first or v_obj >= inst.n:
+                return f"removed: foreign node {v_obj} (valid ids are {inst.first}..{inst.n - 1})"
+            v = v_obj
+            if s.route_of[v] >= 0:
+                return f"removed: node {v} is also still in the solution"
+            if s.route_of[v] == -2:
+                return f"removed: duplicate node {v}"
+            s.route_of[v] = -2    # mark as removed while checking
+            removed_out[count] = v
+            count += 1
+    missing = [v for v in range(inst.first, inst.n) if s.route_of[v] == -1]
+    for i in range(count):
+        s.route_of[removed_out[i]] = -1
+    n_removed[0] = count
+    if missing:
+        more = f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""
+        return f"node {missing[0]} is missing{more}"
+    s.cost = sol_cost(s, inst)
+    return None
+
+
+cdef class Solution:
+    """A solution held by the core, for tests and warm starts."""
+
+    def __cinit__(self, CoreInstance inst not None):
+        self.inst = inst
+        sol_alloc(&self.s, &inst.c)
+
+    def __dealloc__(self):
+        sol_free(&self.s)
+
+    def load(self, routes, removed=None):
+        """Load a complete solution (removed is None) or a partial one; raise ValueError if invalid."""
+        cdef int n_removed = 0
+        cdef int *buf = <int *> PyMem_Malloc(max(self.inst.n, 1) * sizeof(int))
+        try:
+            err = sol_load(&self.s, &self.inst.c, routes, removed is None, removed, buf, &n_removed)
+        finally:
+            PyMem_Free(buf)
+        if err is not None:
+            raise ValueError(err)
+
+    def random_init(self, seed: int):
+        cdef uint64_t state = <uint64_t>(seed & 0xFFFFFFFFFFFFFFFF)
+        sol_random_init(&self.s, &self.inst.c, &state)
+
+    def routes(self):
+        return sol_to_py(&self.s, &self.inst.c)
+
+    def cost(self) -> float:
+        return sol_cost(&self.s, &self.inst.c)
+
+    def loads(self):
+        return [self.s.load[r] for r in range(self.s.n_routes)]
+
+    def removal_delta(self, int v) -> float:
+        if v < 0 or v >= self.inst.n or self.s.route_of[v] < 0:
+            raise ValueError(f"node {v} is not routed")
+        return removal_delta(&self.s, &self.inst.c, v)
+
+    def insertion_delta(self, int v, int r, int pos) -> float:
+        if r < 0 or r >= self.s.n_routes or pos < 0 or pos > self.s.length[r]:
+            raise ValueError("no such route position")
+        return insertion_delta(&self.s, &self.inst.c, v, r, pos)
+
+    def new_route_cost(self, int v) -> float:
+        return new_route_cost(&self.inst.c, v)
+
+    def remove(self, int v):
+        if v < 0 or v >= self.inst.n or self.s.route_of[v] < 0:
+            raise ValueError(f"node {v} is not routed")
+        sol_remove(&self.s, &self.inst.c, v)
+
+    def insert(self, int v, int r, int pos):
+        if v < 0 or v >= self.inst.n or self.s.route_of[v] >= 0:
+            raise ValueError(f"node {v} is routed already or invalid")
+        if r == self.s.n_routes and self.inst.kind != KIND_TSP:
+            sol_new_route(&self.s)
+        if r < 0 or r >= self.s.n_routes or pos < 0 or pos > self.s.length[r]:
+            raise ValueError("no such route position")
+        if self.s.length[r] >= self.s.stride:
+            raise ValueError("route is full")
+        sol_insert(&self.s, &self.inst.c, v, r, pos)
+
+    def drop_empty(self):
+        sol_drop_empty(&self.s)
+
+
+def check(CoreInstance inst not None, routes, removed=None):
+    """First violation of a complete (removed is None) or partial solution, or None if valid."""
+    cdef Solution sol = Solution(inst)
+    try:
+        sol.load(routes, removed)
+    except ValueError as exc:
+        return str(exc)
+    return None

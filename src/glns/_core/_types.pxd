@@ -1,0 +1,28 @@
+# Shared C vocabulary of the core: problem kinds, the instance view and the solution layout.
+# Declarations only; the functions that work on these live in _instance/_solution.
+from libc.stdint cimport int64_t, uint64_t
+
+cdef enum:
+    KIND_TSP = 0
+    KIND_CVRP = 1
+    KIND_OVRP = 2
+
+cdef struct Inst:
+    int kind            # KIND_TSP / KIND_CVRP / KIND_OVRP
+    int n               # number of nodes (TSP: cities; VRP: depot + customers)
+    int first           # first node that must be routed (TSP 0, VRP 1)
+    const double *dist  # n*n row-major distance matrix
+    const int64_t *demand  # n demands (all zero for TSP)
+    int64_t capacity    # vehicle capacity (TSP: unused)
+    int max_route_len   # most nodes one route can hold (capacity-bound for VRP)
+
+cdef struct Sol:
+    int n_routes        # routes in use (TSP: always 1)
+    int route_slots     # allocated route slots
+    int stride          # longest possible route; row length of `nodes`
+    int *nodes          # route r occupies nodes[r*stride : r*stride + length[r]]
+    int *length         # nodes per route
+    int64_t *load       # demand per route
+    int *route_of       # route of each node, -1 when unrouted (and for the depot)
+    int *pos_of         # position of each node inside its route
+    double cost         # cost as last computed by sol_cost

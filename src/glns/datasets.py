@@ -1,0 +1,381 @@
+"""Instances: random generators, the paper's synthetic sets, and TSPLIB/CVRPLIB files.
+
+- :func:`generate_tsp`, :func:`generate_cvrp`, :func:`generate_ovrp`: one random instance in
+  the paper's recipe (unit square, integer demands 1..9, depot at (0.5, 0.5), capacity 50).
+- :func:`paper_instances`: a bit-exact regeneration of the paper's train/validation/test sets
+  (see ``data/synthetic/README.md`` of the shared benchmark data), and
+  :func:`reference_objectives` with the per-instance reference objectives of the test sets.
+- :func:`load_npz`: the ``.npz`` files of the shared synthetic data.
+- :func:`read`, :func:`read_solution`, :func:`best_known`: TSPLIB ``.tsp`` / CVRPLIB ``.vrp``
+  files (parsed by the optional dependency ``vrplib``), their ``.opt.tour`` / ``.sol``
+  solutions, and best-known objective values.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+import operator
+import os
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Mapping
+
+import numpy as np
+
+from glns.problems import CVRP, OVRP, TSP, Problem, euclidean_distances
+
+__all__ = [
+    "PAPER_PLAN",
+    "generate_tsp",
+    "generate_cvrp",
+    "generate_ovrp",
+    "paper_instances",
+    "reference_objectives",
+    "load_npz",
+    "shared_data_dir",
+    "read",
+    "read_solution",
+    "best_known",
+]
+
+PROBLEMS = ("tsp", "cvrp", "ovrp")
+SPLITS = ("train", "validation", "test")
+PAPER_SEED = 1234
+PAPER_CAPACITY = 50
+DEPOT_XY = (0.5, 0.5)
+
+#: The paper's draw order per problem: ``(split, ((n, count), ...))``, drawn from one stream
+#: seeded with 1234. Every set must be drawn, stored or not, to reproduce the sets after it.
+PAPER_PLAN: Mapping[str, tuple[tuple[str, tuple[tuple[int, int], ...]], ...]] = MappingProxyType({
+    "tsp": (
+        ("train", ((50, 10),)),
+        ("validation", ((20, 64), (50, 64), (100, 64))),
+        ("test", ((10, 64), (20, 64), (50, 64), (100, 64), (200, 64), (500, 64), (1000, 64))),
+    ),
+    "cvrp": (
+        ("train", ((50, 16),)),
+        ("validation", ((20, 64), (50, 64), (100, 64))),
+        ("test", ((10, 64), (20, 64), (50, 64), (100, 64), (200, 64))),
+    ),
+    "ovrp": (
+        ("train", ((20, 16), (50, 16))),
+        ("validation", ((20, 16), (50, 16), (100, 16))),
+        ("test", ((10, 64), (20, 64), (50, 64), (100, 64), (200, 64))),
+    ),
+})
+
+_DATA = Path(__file__).resolve().parent / "data"
+_CLASSES = {"tsp": TSP, "cvrp": CVRP, "ovrp": OVRP}
+_VRPLIB_MISSING = ("reading TSPLIB/CVRPLIB files needs the optional dependency vrplib: "
+                   "pip install 'glns[bench]' or pip install vrplib")
+_ROUNDINGS = ("nint", "exact")
+
+
+# ---------------------------------------------------------------------------------------------
+# Random instances (the paper's per-instance recipe)
+
+
+def _check_problem(problem: str) -> str:
+    kind = str(problem).lower()
+    if kind not in PROBLEMS:
+        raise ValueError(f"unknown problem {problem!r}; expected one of {', '.join(PROBLEMS)}")
+    return kind
+
+
+def _check_size(n: int) -> int:
+    n = operator.index(n)
+    if n < 1:
+        raise ValueError(f"n must be a positive number of cities/customers, got {n}")
+    return n
+
+
+def _draw_tsp(rs: np.random.RandomState, n: int) -> np.ndarray:
+    return rs.rand(n, 2)
+
+
+def _draw_vrp(rs: np.random.RandomState, n: int) -> tuple[np.ndarray, np.ndarray]:
+    # customers first, then their demands; the depot is prepended afterwards (draws nothing)
+    xy = rs.rand(n, 2)
+    q = rs.randint(1, 10, size=n, dtype=np.int64)
+    coords = np.concatenate([np.array([DEPOT_XY]), xy])
+    demands = np.concatenate([np.zeros(1, dtype=np.int64), q])
+    return coords, demands
+
+
+def generate_tsp(n: int, seed: int) -> TSP:
+    """A TSP with ``n`` cities uniform in the unit square: ``RandomState(seed).rand(n, 2)``."""
+    n = _check_size(n)
+    return TSP(_draw_tsp(np.random.RandomState(seed), n), name=f"tsp{n}_seed{seed}")
+
+
+def _generate_vrp(kind: str, n: int, seed: int, capacity: int) -> CVRP:
+    n = _check_size(n)
+    coords, demands = _draw_vrp(np.random.RandomState(seed), n)
+    return _CLASSES[kind](coords, demands, capacity, name=f"{kind}{n}_seed{seed}")
+
+
+def generate_cvrp(n: int, seed: int, capacity: int = PAPER_CAPACITY) -> CVRP:
+    """A CVRP with ``n`` customers, drawn with ``RandomState(seed)``.
+
+    Customers ``rand(n, 2)``, then demands ``randint(1, 10, size=n)`` (1..9); the depot,
+    node 0, sits at (0.5, 0.5) with demand 0.
+    """
+    return _generate_vrp("cvrp", n, seed, capacity)
+
+
+def generate_ovrp(n: int, seed: int, capacity: int = PAPER_CAPACITY) -> OVRP:
+    """An OVRP with ``n`` customers; the same recipe (and, for one seed, the same data) as
+    :func:`generate_cvrp`."""
+    return _generate_vrp("ovrp", n, seed, capacity)  # type: ignore[return-value]
+
+
+# ---------------------------------------------------------------------------------------------
+# The paper's synthetic sets
+
+
+def _readonly(a: np.ndarray) -> np.ndarray:
+    a.flags.writeable = False
+    return a
+
+
+@functools.lru_cache(maxsize=None)
+def _paper_arrays(kind: str) -> Mapping[tuple[str, int], tuple[np.ndarray, np.ndarray | None]]:
+    """Every set of ``PAPER_PLAN[kind]``, drawn in order: ``(split, n) -> (coords, demands)``."""
+    # The generators call np.random.seed(1234) and then draw one instance at a time (checked
+    # against the shared files: a batched rand(I, N, 2) gives different VRP sets); a private
+    # RandomState(1234) yields the same legacy stream without touching the global state.
+    rs = np.random.RandomState(PAPER_SEED)
+    sets: dict[tuple[str, int], tuple[np.ndarray, np.ndarray | None]] = {}
+    for split, sizes in PAPER_PLAN[kind]:
+        for n, count in sizes:
+            if kind == "tsp":
+                sets[split, n] = (_readonly(np.stack([_draw_tsp(rs, n) for _ in range(count)])), None)
+            else:
+                drawn = [_draw_vrp(rs, n) for _ in range(count)]
+                sets[split, n] = (_readonly(np.stack([c for c, _ in drawn])),
+                                  _readonly(np.stack([q for _, q in drawn])))
+    return MappingProxyType(sets)
+
+
+def _check_split(split: str) -> str:
+    s = {"val": "validation", "valid": "validation"}.get(str(split).lower(), str(split).lower())
+    if s not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+    return s
+
+
+def paper_instances(problem: str, n: int, split: str = "test") -> list[Problem]:
+    """The paper's instances of one set, bit-identical to its public generators.
+
+    Parameters
+    ----------
+    problem
+        ``"tsp"``, ``"cvrp"`` or ``"ovrp"``. Each problem has its own stream, so the OVRP
+        test sets are different instances from the CVRP ones.
+    n
+        Number of cities (TSP) or customers (VRP); see :data:`PAPER_PLAN` for the sizes
+        of each split (test: 10, 20, 50, 100, 200, and TSP also 500 and 1000).
+    split
+        ``"train"``, ``"validation"`` (or ``"val"``) or ``"test"``.
+
+    Returns a fresh list of instances named like ``cvrp_test50_0``. VRP instances have the
+    depot (0.5, 0.5) first and capacity 50. The first call per problem draws all its sets
+    (well under a second); they are cached.
+
+    Raises ValueError for an unknown problem or split, or a size the split does not have.
+    """
+    kind, split, n = _check_problem(problem), _check_split(split), operator.index(n)
+    sets = _paper_arrays(kind)
+    if (split, n) not in sets:
+        sizes = ", ".join(str(m) for s, m in sets if s == split)
+        raise ValueError(f"the paper's {kind} {split} split has no size {n}; sizes: {sizes}")
+    coords, demands = sets[split, n]
+    name = f"{kind}_{split}{n}"
+    if demands is None:
+        return [TSP(xy, name=f"{name}_{i}") for i, xy in enumerate(coords)]
+    cls = _CLASSES[kind]
+    return [cls(xy, q, PAPER_CAPACITY, name=f"{name}_{i}") for i, (xy, q) in enumerate(zip(coords, demands))]
+
+
+@functools.lru_cache(maxsize=None)
+def _table(filename: str) -> dict[str, Any]:
+    with open(_DATA / filename, encoding="utf-8") as fh:
+        return json.load(fh)
+
+
+def reference_objectives(problem: str, n: int) -> np.ndarray | None:
+    """Per-instance reference objectives (``ref_obj``) of the paper's test set of size ``n``.
+
+    They are the best objectives found by the reference solvers (TSP: LKH-3; CVRP/OVRP: best
+    of OR-Tools and PyVRP, 5 s each; proven optimal for n = 10), in instance order of
+    :func:`paper_instances`. The values ship with the package
+    (``glns/data/reference_objectives.json``). Returns None for a size without references.
+    """
+    entry = _table("reference_objectives.json").get(_check_problem(problem), {}).get(str(operator.index(n)))
+    return None if entry is None else np.array(entry["ref_obj"], dtype=np.float64)
+
+
+# ---------------------------------------------------------------------------------------------
+# Files
+
+
+def _kind_from_name(path: Path, problem: str | None) -> str:
+    if problem is not None:
+        return _check_problem(problem)
+    prefix = path.name.split("_", 1)[0].lower()
+    if prefix not in PROBLEMS:
+        raise ValueError(f"cannot tell the problem from the file name {path.name!r}; pass problem=")
+    return prefix
+
+
+def load_npz(path: str | os.PathLike, problem: str | None = None) -> tuple[list[Problem], np.ndarray | None]:
+    """Read a synthetic set in the shared ``.npz`` format.
+
+    The file holds ``coords`` (I, N, 2), for VRP also ``demands`` (I, N+1) and ``capacity``, and
+    optionally ``ref_obj`` (I,). The problem is taken from the file name prefix (``tsp_``,
+    ``cvrp_``, ``ovrp_``) unless ``problem`` is given. Returns the instances (named
+    ``<file stem>_<i>``) and ``ref_obj`` (or None).
+    """
+    path = Path(path)
+    kind = _kind_from_name(path, problem)
+    with np.load(path, allow_pickle=False) as data:
+        coords = data["coords"]
+        ref = np.array(data["ref_obj"], dtype=np.float64) if "ref_obj" in data.files else None
+        if kind == "tsp":
+            return [TSP(xy, name=f"{path.stem}_{i}") for i, xy in enumerate(coords)], ref
+        demands, capacity = data["demands"], int(data["capacity"])
+    cls = _CLASSES[kind]
+    return [cls(xy, q, capacity, name=f"{path.stem}_{i}") for i, (xy, q) in enumerate(zip(coords, demands))], ref
+
+
+def _looks_like_data_dir(d: Path) -> bool:
+    return (d / "MANIFEST.csv").is_file() or (d / "synthetic").is_dir()
+
+
+def shared_data_dir() -> Path | None:
+    """The shared benchmark data folder, or None if there is none.
+
+    ``$GLNS_DATA`` if set (None if it is not a directory); otherwise the first folder
+    ``shared/data`` found next to the current working directory or one of its parents, then
+    next to this file or one of its parents (in a checkout: ``<repo>/../shared/data``).
+    """
+    env = os.environ.get("GLNS_DATA")
+    if env:
+        return Path(env) if Path(env).is_dir() else None
+    for start in (Path.cwd(), Path(__file__).resolve().parent):
+        for folder in (start, *start.parents):
+            candidate = folder / "shared" / "data"
+            if candidate.is_dir() and _looks_like_data_dir(candidate):
+                return candidate
+    return None
+
+
+def _vrplib():
+    try:
+        import vrplib
+    except ImportError as exc:
+        raise ImportError(_VRPLIB_MISSING) from exc
+    return vrplib
+
+
+def _distances(inst: dict[str, Any], rounding: str, path: Path) -> np.ndarray:
+    kind = str(inst.get("edge_weight_type", "")).strip().upper()
+    if kind == "EXPLICIT":
+        return np.asarray(inst["edge_weight"], dtype=np.float64)  # as given, whatever the rounding
+    if kind != "EUC_2D":
+        raise ValueError(f"{path.name}: unsupported EDGE_WEIGHT_TYPE {kind or 'missing'!r}; "
+                         "glns reads EUC_2D and EXPLICIT")
+    dist = euclidean_distances(np.asarray(inst["node_coord"], dtype=np.float64))
+    return np.floor(dist + 0.5) if rounding == "nint" else dist  # TSPLIB nint(x) = floor(x + 0.5)
+
+
+def read(path: str | os.PathLike, rounding: str = "nint", problem: str | None = None) -> Problem:
+    """Read a TSPLIB ``.tsp`` or CVRPLIB ``.vrp`` file (needs the optional ``vrplib``).
+
+    Parameters
+    ----------
+    path
+        The instance file.
+    rounding
+        ``"nint"`` (default): the library convention for ``EUC_2D``, ``nint(d) = floor(d + 0.5)``
+        per edge, so costs compare to the published best-known values. ``"exact"``: the
+        unrounded Euclidean distances. ``EXPLICIT`` matrices are used as given either way.
+    problem
+        ``"tsp"``, ``"cvrp"`` or ``"ovrp"``; by default TSP for ``TYPE: TSP``/``ATSP`` and
+        CVRP for ``TYPE: CVRP``. Use ``"ovrp"`` to read a CVRPLIB file as an open VRP.
+
+    The depot must be node 1 of the file (node 0 of the instance). Raises ValueError for an
+    invalid rounding, an unsupported edge weight type or file type, and ImportError if
+    vrplib is not installed.
+    """
+    if rounding not in _ROUNDINGS:
+        raise ValueError(f"rounding must be 'nint' or 'exact', got {rounding!r}")
+    path = Path(path)
+    inst = _vrplib().read_instance(path, compute_edge_weights=False)
+    kind = _check_problem(problem) if problem is not None else _kind_from_type(inst, path)
+    dist = _distances(inst, rounding, path)
+    coords = inst.get("node_coord")
+    coords = np.asarray(coords, dtype=np.float64) if coords is not None else None
+    name = str(inst.get("name") or path.stem)
+    if kind == "tsp":
+        return TSP(coords, distances=dist, name=name)
+    if "demand" not in inst or "capacity" not in inst:
+        raise ValueError(f"{path.name}: a {kind.upper()} needs DEMAND_SECTION and CAPACITY")
+    depots = np.asarray(inst.get("depot", [0])).ravel()
+    if depots.tolist() != [0]:
+        raise ValueError(f"{path.name}: the depot must be node 1 (only), got {(depots + 1).tolist()}")
+    return _CLASSES[kind](coords, inst["demand"], inst["capacity"], distances=dist, name=name)
+
+
+def _kind_from_type(inst: dict[str, Any], path: Path) -> str:
+    ftype = str(inst.get("type", "")).strip().upper()
+    if ftype in ("TSP", "ATSP"):
+        return "tsp"
+    if ftype in ("CVRP", ""):
+        return "cvrp" if "demand" in inst else "tsp"
+    raise ValueError(f"{path.name}: unsupported TYPE {ftype!r}; glns reads TSP, ATSP and CVRP files")
+
+
+def read_solution(path: str | os.PathLike) -> tuple[list[int] | list[list[int]], float | None]:
+    """Read a CVRPLIB ``.sol`` or TSPLIB ``.opt.tour`` file (needs the optional ``vrplib``).
+
+    ``.sol``: returns ``(routes, cost)``; routes list customer ids, which are the instance's
+    node ids as :func:`read` numbers them (depot 0, customer ``c`` is file node ``c + 1``), and
+    ``cost`` is the stated ``Cost`` (None if absent).
+    ``.opt.tour``: returns ``(tour, None)``, the tour as a 0-based permutation (a TSP solution).
+    """
+    path = Path(path)
+    vrplib = _vrplib()
+    text = path.read_text()
+    if "TOUR_SECTION" in text:
+        return _read_tour(vrplib, path, text), None
+    sol = vrplib.read_solution(path)
+    cost = sol.get("cost")
+    return [[int(c) for c in route] for route in sol["routes"]], None if cost is None else float(cost)
+
+
+def _read_tour(vrplib, path: Path, text: str) -> list[int]:
+    # vrplib reads the header but drops the first column of every section row, which for a
+    # TOUR_SECTION is the tour itself; so the node ids are read here: 1-based, up to -1 / EOF.
+    header = vrplib.read_instance(path, compute_edge_weights=False)
+    tour: list[int] = []
+    for token in text.split("TOUR_SECTION", 1)[1].split():
+        if token in ("-1", "EOF"):
+            break
+        tour.append(int(token) - 1)
+    dim = int(header.get("dimension", len(tour)))
+    if sorted(tour) != list(range(dim)):
+        raise ValueError(f"{path.name}: the tour is not a permutation of nodes 1..{dim}")
+    return tour
+
+
+def best_known(name: str) -> float | None:
+    """Best-known objective of a TSPLIB / CVRPLIB instance (``"eil51"``, ``"A-n32-k5"``), with
+    the libraries' ``nint`` convention; None if the name is not in the shipped table.
+
+    The table (``glns/data/best_known.json``) also says per instance whether the value is proven
+    optimal (true / false / null = sources disagree) and which set it belongs to.
+    """
+    entry = _table("best_known.json")["instances"].get(name)
+    return None if entry is None else float(entry["best_known"])

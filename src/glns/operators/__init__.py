@@ -1,0 +1,123 @@
+"""Destroy and repair operators: native (Cython) ones and Python ones, mixable in one run.
+
+>>> from glns import operators
+>>> operators.native("worst_removal", randomness=5)          # doctest: +SKIP
+>>> operators.from_source(code_string, "repair")             # doctest: +SKIP
+>>> operators.from_callable(my_function, "destroy")          # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from glns.exceptions import OperatorError
+from glns.operators.bridge import (
+    BoundPythonOperator, compile_source, third_argument_convention,
+)
+
+__all__ = ["Operator", "native", "from_source", "from_callable", "resolve", "NATIVE_OPERATORS"]
+
+#: native operator name -> (kind, default parameter value, parameter name or None)
+NATIVE_OPERATORS: dict[str, tuple[str, float, str | None]] = {
+    "random_removal": ("destroy", 0.0, None),
+    "worst_removal": ("destroy", 3.0, "randomness"),
+    "greedy_insertion": ("repair", 0.0, None),
+}
+
+
+@dataclass(frozen=True)
+class Operator:
+    """A destroy or repair operator, native or Python.
+
+    Build with :func:`native`, :func:`from_source` or :func:`from_callable`.
+    """
+
+    name: str
+    kind: str                       # "destroy" or "repair"
+    native_name: str | None = None  # set for native operators
+    param: float = 0.0              # the native operator's parameter
+    func: Callable | None = field(default=None, compare=False)
+    source: str | None = field(default=None, compare=False)
+    convention: str = "problem_data"  # third argument of a Python operator
+
+    @property
+    def is_native(self) -> bool:
+        return self.native_name is not None
+
+    def bind(self, problem: Any, timeout: float | None = None) -> Any:
+        """The object the core's loop calls for this operator on `problem`."""
+        if self.is_native:
+            from glns._core._native_ops import NATIVE_DESTROY, NATIVE_REPAIR
+
+            codes = NATIVE_DESTROY if self.kind == "destroy" else NATIVE_REPAIR
+            return _BoundNative(codes[self.native_name], self.param)
+        return BoundPythonOperator(self.func, problem.problem_data(), self.convention, timeout)
+
+
+@dataclass(frozen=True)
+class _BoundNative:
+    native_code: int
+    param: float
+
+
+def native(name: str, **params: float) -> Operator:
+    """A native operator by name, e.g. ``native("worst_removal", randomness=3.0)``."""
+    if name not in NATIVE_OPERATORS:
+        raise OperatorError(f"unknown native operator {name!r}; choose from {sorted(NATIVE_OPERATORS)}")
+    kind, default, pname = NATIVE_OPERATORS[name]
+    value = default
+    for key, v in params.items():
+        if key != pname:
+            raise OperatorError(f"native operator {name!r} has no parameter {key!r}")
+        value = float(v)
+    if pname == "randomness" and value < 1.0:
+        raise OperatorError(f"randomness must be >= 1, got {value}")
+    return Operator(name=name, kind=kind, native_name=name, param=value)
+
+
+def from_callable(func: Callable, kind: str, name: str | None = None) -> Operator:
+    """A Python operator from a function with the signature of SPEC §3."""
+    _check_kind(kind)
+    if not callable(func):
+        raise OperatorError(f"{func!r} is not callable")
+    convention = third_argument_convention(func)
+    return Operator(name=name or getattr(func, "__name__", kind), kind=kind, func=func,
+                    convention=convention)
+
+
+def from_source(source: str, kind: str, name: str | None = None,
+                function: str | None = None) -> Operator:
+    """A Python operator from source code (e.g. an LLM's answer's code block)."""
+    _check_kind(kind)
+    func = compile_source(source, kind, function)
+    op = from_callable(func, kind, name or func.__name__)
+    return Operator(name=op.name, kind=kind, func=func, source=source, convention=op.convention)
+
+
+def resolve(spec: Any, kind: str) -> Operator:
+    """An Operator from what users pass: an Operator, a native name, source code or a callable."""
+    _check_kind(kind)
+    if isinstance(spec, Operator):
+        if spec.kind != kind:
+            raise OperatorError(f"{spec.name!r} is a {spec.kind} operator, used as {kind}")
+        return spec
+    if isinstance(spec, str):
+        if spec in NATIVE_OPERATORS:
+            op = native(spec)
+            if op.kind != kind:
+                raise OperatorError(f"{spec!r} is a {op.kind} operator, used as {kind}")
+            return op
+        if "def " in spec:
+            return from_source(spec, kind)
+        natives = sorted(n for n, v in NATIVE_OPERATORS.items() if v[0] == kind)
+        raise OperatorError(f"unknown {kind} operator {spec!r}; native ones are {natives}, "
+                            "or pass a callable or source code")
+    if callable(spec):
+        return from_callable(spec, kind)
+    raise OperatorError(f"cannot use {spec!r} as a {kind} operator")
+
+
+def _check_kind(kind: str) -> None:
+    if kind not in ("destroy", "repair"):
+        raise OperatorError(f"kind must be 'destroy' or 'repair', got {kind!r}")

@@ -1,0 +1,146 @@
+"""The Python operator bridge (SPEC §3).
+
+Turns a callable or a source string written the way the paper's prompts ask into an operator
+the core can call: it fixes the third-argument convention once per operator (``problem_data``
+dict or bare distance matrix), hands every call a fresh dict of read-only arrays, and enforces
+an optional per-call time limit. Checking what an operator returns is the core's job
+(``glns._core._solution.sol_load``), so malformed output can never reach the solver's data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import collections
+import heapq
+import inspect
+import itertools
+import math
+import random
+import re
+import signal
+import threading
+from typing import Any, Callable, Iterator
+
+import numpy as np
+
+from glns.exceptions import OperatorError
+
+#: third-parameter names that mean "the bare distance matrix" (paper prompts i1/i2)
+_MATRIX_NAME = re.compile(r"dist|matrix|^d$|^dm$|^D$|^cost", re.IGNORECASE)
+
+#: module names an operator's source may use without importing them (the paper's code does)
+OPERATOR_GLOBALS: dict[str, Any] = {
+    "np": np, "numpy": np, "random": random, "math": math, "copy": copy,
+    "itertools": itertools, "heapq": heapq, "collections": collections,
+}
+
+_KIND_WORDS = {"destroy": ("destroy", "remov"), "repair": ("repair", "insert", "insertion")}
+
+
+def third_argument_convention(func: Callable) -> str:
+    """'distance_matrix' or 'problem_data': what func expects as its third argument.
+
+    Decided once per operator from the name of its third parameter.
+    """
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return "problem_data"
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if any(p.kind == p.VAR_POSITIONAL for p in params) and len(positional) < 3:
+        return "problem_data"
+    if len(positional) < 3:
+        names = ", ".join(p.name for p in positional)
+        raise OperatorError(
+            f"{getattr(func, '__name__', 'operator')}({names}) must accept 3 positional arguments"
+        )
+    required_after = [p for p in positional[3:] if p.default is p.empty]
+    if required_after:
+        raise OperatorError(
+            f"{func.__name__}: parameter {required_after[0].name!r} has no default; "
+            "an operator is called with exactly 3 arguments"
+        )
+    return "distance_matrix" if _MATRIX_NAME.search(positional[2].name) else "problem_data"
+
+
+def compile_source(source: str, kind: str, name: str | None = None) -> Callable:
+    """Execute operator source and return its entry function.
+
+    The entry is `name` if given; else a function named after the kind ('destroy'/'repair');
+    else the single top-level function whose name suggests the kind ('remov', 'insert', ...);
+    else the last function defined. Raises OperatorError when there is none or it does not
+    compile.
+    """
+    namespace: dict[str, Any] = dict(OPERATOR_GLOBALS)
+    namespace["__name__"] = "glns_operator"
+    try:
+        code = compile(source, "<operator>", "exec")
+    except SyntaxError as exc:
+        raise OperatorError(f"syntax error at line {exc.lineno}: {exc.msg}") from None
+    try:
+        exec(code, namespace)
+    except Exception as exc:  # the module body itself failed
+        raise OperatorError(f"source raised {type(exc).__name__} when loaded: {exc}") from None
+    functions = {k: v for k, v in namespace.items()
+                 if inspect.isfunction(v) and v.__module__ == "glns_operator"}
+    if name is not None:
+        if name not in functions:
+            raise OperatorError(f"no function named {name!r} in the source")
+        return functions[name]
+    if kind in functions:
+        return functions[kind]
+    if not functions:
+        raise OperatorError("the source defines no function")
+    hinted = [f for k, f in functions.items() if any(w in k.lower() for w in _KIND_WORDS[kind])]
+    if len(hinted) == 1:
+        return hinted[0]
+    return list(functions.values())[-1]
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise OperatorTimeout in the calling code after `seconds` (main thread, POSIX only).
+
+    The timer re-fires every 50 ms so that code catching the exception with a bare
+    ``except:`` is interrupted again.
+    """
+    from glns._core._alns import OperatorTimeout
+
+    if not seconds or threading.current_thread() is not threading.main_thread() \
+            or not hasattr(signal, "setitimer"):
+        yield
+        return
+
+    def _raise(signum, frame):
+        raise OperatorTimeout(f"operator ran past its time limit of {seconds:g} s")
+
+    previous = signal.signal(signal.SIGALRM, _raise)
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+class BoundPythonOperator:
+    """A Python operator bound to one problem: what the core's loop calls."""
+
+    native_code = -1
+    param = 0.0
+
+    def __init__(self, func: Callable, problem_data: dict[str, Any], convention: str,
+                 timeout: float | None) -> None:
+        self.func = func
+        self._data = problem_data
+        self._matrix = problem_data["distance_matrix"]
+        self._convention = convention
+        self._timeout = timeout
+
+    def invoke(self, first: Any, second: Any) -> Any:
+        third = self._matrix if self._convention == "distance_matrix" else dict(self._data)
+        if self._timeout:
+            with time_limit(self._timeout):
+                return self.func(first, second, third)
+        return self.func(first, second, third)

@@ -1,0 +1,106 @@
+"""Parameters of the adaptive LNS loop (SPEC §2) and their presets."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Union
+
+__all__ = ["FixedTemperature", "AutoTemperature", "SolveParams",
+           "SIGMA_PAPER", "SIGMA_FLAT", "SIGMA_AGGRESSIVE"]
+
+SIGMA_PAPER = (1.5, 1.2, 0.8, 0.1)
+SIGMA_FLAT = (1.0, 1.0, 1.0, 0.1)
+SIGMA_AGGRESSIVE = (10.0, 5.0, 2.0, 0.0)
+
+
+@dataclass(frozen=True)
+class FixedTemperature:
+    """T starts at t0 and is multiplied by alpha after every iteration (the paper: 100, 0.97)."""
+
+    t0: float = 100.0
+    alpha: float = 0.97
+
+    def __post_init__(self) -> None:
+        if not (self.t0 >= 0 and math.isfinite(self.t0)):
+            raise ValueError(f"t0 must be finite and >= 0, got {self.t0}")
+        if not 0 < self.alpha <= 1:
+            raise ValueError(f"alpha must be in (0, 1], got {self.alpha}")
+
+    def to_core(self) -> dict[str, Any]:
+        return {"mode": "fixed", "t0": self.t0, "alpha": self.alpha}
+
+
+@dataclass(frozen=True)
+class AutoTemperature:
+    """Scale-aware simulated annealing.
+
+    The start temperature accepts a candidate `worse` (a fraction, e.g. 0.01 = 1 %) above the
+    cost of a greedy construction with probability `accept`; it cools geometrically to
+    `end_ratio` times that at the end of the budget (iterations, or wall time when only a time
+    limit is given).
+    """
+
+    worse: float = 0.01
+    accept: float = 0.5
+    end_ratio: float = 0.01
+
+    def __post_init__(self) -> None:
+        if not self.worse > 0:
+            raise ValueError(f"worse must be > 0, got {self.worse}")
+        if not 0 < self.accept < 1:
+            raise ValueError(f"accept must be in (0, 1), got {self.accept}")
+        if not 0 < self.end_ratio <= 1:
+            raise ValueError(f"end_ratio must be in (0, 1], got {self.end_ratio}")
+
+    def to_core(self) -> dict[str, Any]:
+        return {"mode": "auto", "worse": self.worse, "accept": self.accept,
+                "end_ratio": self.end_ratio}
+
+
+Temperature = Union[FixedTemperature, AutoTemperature]
+
+
+@dataclass(frozen=True)
+class SolveParams:
+    """Parameters of the adaptive LNS loop.
+
+    destroy_fraction: epsilon, nodes removed per iteration = floor(epsilon * n) (at least 1).
+    decay: lambda of the weight update w <- lambda w + (1 - lambda) sigma.
+    scores: (sigma1, sigma2, sigma3, sigma4) for new best, better, accepted, rejected/failed.
+    temperature: FixedTemperature (paper) or AutoTemperature (default, scale-aware).
+    adaptive: False selects operators uniformly ("no adaptive weights" ablation).
+    op_timeout: seconds a Python operator call may take (None: no limit; main thread only).
+    """
+
+    destroy_fraction: float = 0.2
+    decay: float = 0.5
+    scores: tuple[float, float, float, float] = SIGMA_PAPER
+    temperature: Temperature = field(default_factory=AutoTemperature)
+    adaptive: bool = True
+    op_timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        if not 0 < self.destroy_fraction <= 1:
+            raise ValueError(f"destroy_fraction must be in (0, 1], got {self.destroy_fraction}")
+        if not 0 <= self.decay <= 1:
+            raise ValueError(f"decay must be in [0, 1], got {self.decay}")
+        if len(self.scores) != 4 or any(not (s >= 0 and math.isfinite(s)) for s in self.scores):
+            raise ValueError(f"scores must be 4 finite numbers >= 0, got {self.scores}")
+        if self.op_timeout is not None and not self.op_timeout > 0:
+            raise ValueError(f"op_timeout must be > 0 or None, got {self.op_timeout}")
+        if not isinstance(self.temperature, (FixedTemperature, AutoTemperature)):
+            raise ValueError(f"temperature must be FixedTemperature or AutoTemperature, got {self.temperature!r}")
+
+    @classmethod
+    def paper(cls, **changes: Any) -> "SolveParams":
+        """The paper's preset: epsilon 0.2, lambda 0.5, sigma (1.5, 1.2, 0.8, 0.1), T0 100, alpha 0.97."""
+        base = dict(temperature=FixedTemperature(100.0, 0.97), scores=SIGMA_PAPER,
+                    destroy_fraction=0.2, decay=0.5, adaptive=True)
+        base.update(changes)
+        return cls(**base)
+
+    def to_core(self) -> dict[str, Any]:
+        return {"destroy_fraction": self.destroy_fraction, "decay": self.decay,
+                "scores": tuple(float(s) for s in self.scores),
+                "temperature": self.temperature.to_core(), "adaptive": self.adaptive}

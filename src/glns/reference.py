@@ -1,0 +1,168 @@
+"""Plain-Python reference of the adaptive LNS loop (SPEC §2), written the way the paper's
+evaluator is: deep copies of Python lists and operators that take a random stream.
+
+It consumes the same :class:`glns.rng.SplitMix64` stream as the native loop, in the same order,
+so with the twins in :mod:`glns.operators.seeds` it replays a native run step by step. Tests use
+it to check the core's sigma/weight/F/S bookkeeping; benchmarks use it as the pure-Python
+baseline. It is not meant for production solving.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from glns.params import SolveParams
+from glns.problems import Problem
+from glns.rng import SplitMix64
+
+__all__ = ["solution_cost", "random_solution", "reference_cost", "reference_alns"]
+
+#: the seed offset the core uses for the stream that builds the temperature's reference cost
+_REFERENCE_SEED_XOR = 0x5DEECE66D
+
+
+def solution_cost(problem: Problem, solution: Any) -> float:
+    """Objective of a solution, summed in the core's canonical order (one running total)."""
+    d = problem.distances
+    total = 0.0
+    if problem.kind == "tsp":
+        n = len(solution)
+        for i in range(n):
+            total += d[solution[i], solution[(i + 1) % n]]
+        return total
+    for route in solution:
+        if not route:
+            continue
+        prev = 0
+        for c in route:
+            total += d[prev, c]
+            prev = c
+        if problem.kind == "cvrp":
+            total += d[prev, 0]
+    return total
+
+
+def _shuffled_nodes(problem: Problem, rng: SplitMix64) -> list[int]:
+    order = list(range(problem.first_node, problem.n_nodes))
+    for i in range(len(order) - 1, 0, -1):
+        j = rng.randrange(i + 1)
+        order[i], order[j] = order[j], order[i]
+    return order
+
+
+def random_solution(problem: Problem, rng: SplitMix64) -> Any:
+    """SPEC §2.1: a random permutation, cut greedily by capacity for VRP (as the core does)."""
+    order = _shuffled_nodes(problem, rng)
+    if problem.kind == "tsp":
+        return order
+    routes: list[list[int]] = []
+    load = 0
+    for c in order:
+        q = int(problem.demands[c])
+        if not routes or load + q > problem.capacity:
+            routes.append([])
+            load = 0
+        routes[-1].append(c)
+        load += q
+    return routes
+
+
+def reference_cost(problem: Problem, seed: int) -> float:
+    """Twin of the core's cost scale: greedy insertion of all nodes in a random order."""
+    from glns.operators.seeds import BY_PROBLEM
+
+    rng = SplitMix64(seed)
+    order = _shuffled_nodes(problem, rng)
+    empty: Any = [] if problem.kind == "tsp" else []
+    sol = BY_PROBLEM[problem.kind].greedy_insertion(empty, order, problem.problem_data(), rng)
+    return solution_cost(problem, sol)
+
+
+def _roulette(weights: Sequence[float], adaptive: bool, rng: SplitMix64) -> int:
+    u = rng.random()
+    m = len(weights)
+    if not adaptive:
+        return min(int(u * m), m - 1)
+    u *= sum(weights)
+    acc = 0.0
+    for i, w in enumerate(weights):
+        acc += w
+        if u < acc:
+            return i
+    return m - 1
+
+
+def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequence[Callable],
+                   iterations: int, seed: int = 0,
+                   params: SolveParams | None = None) -> dict[str, Any]:
+    """Run the loop in plain Python with operators ``op(x, k_or_removed, problem_data, rng)``.
+
+    Returns the same statistics as the core: best/current curves, per-operator calls,
+    outcomes, weights, fitness, and the synergy matrix.
+    """
+    params = params or SolveParams()
+    rng = SplitMix64(seed)
+    data = problem.problem_data()
+    sigma = params.scores
+    lam = params.decay
+    nd, nr = len(destroy), len(repair)
+    wd, wr = [1.0] * nd, [1.0] * nr
+    fd, fr = [0.0] * nd, [0.0] * nr
+    out_d = [[0] * 4 for _ in range(nd)]
+    out_r = [[0] * 4 for _ in range(nr)]
+    synergy = np.zeros((nd, nr))
+    k = max(1, math.floor(params.destroy_fraction * problem.n_customers))
+
+    cur = random_solution(problem, rng)
+    cur_cost = solution_cost(problem, cur)
+    best, best_cost = copy.deepcopy(cur), cur_cost
+    temp = params.temperature.to_core()
+    if temp["mode"] == "fixed":
+        T, alpha = temp["t0"], temp["alpha"]
+    else:
+        scale = reference_cost(problem, seed ^ _REFERENCE_SEED_XOR)
+        T = -temp["worse"] * scale / math.log(temp["accept"])
+        alpha = (temp["end_ratio"]) ** (1.0 / iterations) if T > 0 and iterations > 0 else 1.0
+    t0 = T
+    best_curve, cur_curve = [], []
+    for _ in range(iterations):
+        d = _roulette(wd, params.adaptive, rng)
+        r = _roulette(wr, params.adaptive, rng)
+        removed, partial = destroy[d](copy.deepcopy(cur), k, data, rng)
+        cand = repair[r](partial, removed, data, rng)
+        cand = [list(route) for route in cand if route] if problem.kind != "tsp" else list(cand)
+        cand_cost = solution_cost(problem, cand)
+        if cand_cost < best_cost:
+            s = 0
+        elif cand_cost < cur_cost:
+            s = 1
+        elif T > 0 and rng.random() < math.exp(-(cand_cost - cur_cost) / T):
+            s = 2
+        else:
+            s = 3
+        if s <= 2:
+            cur, cur_cost = cand, cand_cost
+        if s == 0:
+            best, best_cost = copy.deepcopy(cur), cur_cost
+        wd[d] = lam * wd[d] + (1 - lam) * sigma[s]
+        wr[r] = lam * wr[r] + (1 - lam) * sigma[s]
+        fd[d] += sigma[s]
+        fr[r] += sigma[s]
+        out_d[d][s] += 1
+        out_r[r][s] += 1
+        synergy[d, r] += sigma[s]
+        T *= alpha
+        best_curve.append(best_cost)
+        cur_curve.append(cur_cost)
+    return {
+        "best": best, "best_cost": best_cost, "best_curve": np.array(best_curve),
+        "current_curve": np.array(cur_curve), "destroy_weights": np.array(wd),
+        "repair_weights": np.array(wr), "destroy_fitness": np.array(fd),
+        "repair_fitness": np.array(fr), "destroy_outcomes": np.array(out_d).reshape(nd, 4),
+        "repair_outcomes": np.array(out_r).reshape(nr, 4), "synergy": synergy,
+        "initial_temperature": t0,
+    }

@@ -1,0 +1,84 @@
+"""The result of a solve: best solution, curves and operator statistics."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+__all__ = ["OperatorStats", "Result"]
+
+OUTCOMES = ("best", "better", "accepted", "rejected")
+
+
+@dataclass(frozen=True)
+class OperatorStats:
+    """What one operator did in a run. outcomes counts sigma1..sigma4 (failures are in sigma4)."""
+
+    name: str
+    kind: str
+    calls: int
+    outcomes: tuple[int, int, int, int]
+    failures: int
+    seconds: float
+    weight: float
+    fitness: float
+    last_error: str | None
+
+
+@dataclass(frozen=True)
+class Result:
+    """Outcome of :func:`glns.solve`.
+
+    solution: best solution in the operator format (TSP: list of cities; VRP: list of routes).
+    cost: its objective. best_curve / current_curve: cost after each iteration.
+    iteration_seconds: wall time of each iteration. synergy: S[d, r] (SPEC §2.4).
+    """
+
+    problem_kind: str
+    solution: Any
+    cost: float
+    iterations: int
+    runtime: float
+    seed: int
+    best_curve: np.ndarray
+    current_curve: np.ndarray
+    iteration_seconds: np.ndarray
+    destroy_stats: tuple[OperatorStats, ...]
+    repair_stats: tuple[OperatorStats, ...]
+    synergy: np.ndarray
+    initial_temperature: float
+    extra: dict[str, Any] = field(default_factory=dict, compare=False)
+
+    @property
+    def num_routes(self) -> int:
+        """Routes in the best solution (1 for a TSP)."""
+        return 1 if self.problem_kind == "tsp" else len(self.solution)
+
+    def solution_array(self) -> np.ndarray:
+        """The best solution as one int array: the tour (TSP), or routes joined by depot 0
+        with a 0 at both ends (VRP), e.g. [0, 3, 1, 0, 2, 0]."""
+        if self.problem_kind == "tsp":
+            return np.asarray(self.solution, dtype=np.int64)
+        flat = [0]
+        for route in self.solution:
+            flat.extend(route)
+            flat.append(0)
+        return np.asarray(flat, dtype=np.int64)
+
+    def routes(self) -> list[np.ndarray]:
+        """The best solution as a list of int arrays (one per route)."""
+        if self.problem_kind == "tsp":
+            return [np.asarray(self.solution, dtype=np.int64)]
+        return [np.asarray(r, dtype=np.int64) for r in self.solution]
+
+    def summary(self) -> str:
+        """A short human-readable report."""
+        lines = [f"cost {self.cost:.6f}, {self.num_routes} route(s), {self.iterations} iterations "
+                 f"in {self.runtime:.3f} s ({self.iterations / max(self.runtime, 1e-12):,.0f} it/s)"]
+        for st in self.destroy_stats + self.repair_stats:
+            lines.append(f"  {st.kind:7s} {st.name:24s} calls {st.calls:7d}  "
+                         f"best/better/acc/rej {'/'.join(map(str, st.outcomes))}  "
+                         f"failures {st.failures}  {st.seconds:.3f} s")
+        return "\n".join(lines)

@@ -1,0 +1,113 @@
+"""The front door: ``glns.solve``."""
+
+from __future__ import annotations
+
+import random
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from glns import operators as _ops
+from glns.params import SolveParams
+from glns.problems import Problem
+from glns.result import OperatorStats, Result
+
+__all__ = ["solve", "DEFAULT_DESTROY", "DEFAULT_REPAIR", "DEFAULT_ITERATIONS"]
+
+DEFAULT_DESTROY = ("random_removal", "worst_removal")
+DEFAULT_REPAIR = ("greedy_insertion",)
+#: iteration budget when neither iterations nor time_limit nor no_improvement is given
+DEFAULT_ITERATIONS = 5000
+
+
+def _as_list(spec: Any, default: Sequence[str]) -> list[Any]:
+    if spec is None:
+        return list(default)
+    if isinstance(spec, (str, _ops.Operator)) or callable(spec):
+        return [spec]
+    return list(spec)
+
+
+def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
+          iterations: int | None = None, time_limit: float | None = None,
+          no_improvement: int | None = None, seed: int = 0,
+          params: SolveParams | None = None, initial_solution: Any = None) -> Result:
+    """Solve a TSP, CVRP or OVRP instance with adaptive LNS.
+
+    destroy, repair: one operator or a list; each a native name ("random_removal",
+        "worst_removal", "greedy_insertion"), an :class:`glns.operators.Operator`, a Python
+        callable with the signature of SPEC §3, or operator source code. Default: the native
+        seeds (random and worst removal, greedy insertion).
+    iterations, time_limit (seconds), no_improvement (iterations without a new best): stop at
+        the first one reached; with none given, ``DEFAULT_ITERATIONS``.
+    seed: the same seed gives the same result, Python operators included (their `random` and
+        NumPy global streams are seeded from the run's stream before every call, and restored
+        to the caller's state afterwards).
+    params: :class:`SolveParams` (default: scale-aware annealing); ``SolveParams.paper()`` for
+        the paper's preset.
+    initial_solution: a feasible solution to start from (default: random, SPEC §2.1).
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a glns TSP, CVRP or OVRP instance, got {type(problem).__name__}")
+    params = params if params is not None else SolveParams()
+    if not isinstance(params, SolveParams):
+        raise TypeError(f"params must be SolveParams, got {type(params).__name__}")
+    cfg = params.to_core()
+    if iterations is None and time_limit is None and no_improvement is None:
+        iterations = DEFAULT_ITERATIONS
+    if iterations is not None:
+        if int(iterations) != iterations or iterations < 0:
+            raise ValueError(f"iterations must be a non-negative integer, got {iterations}")
+        cfg["iterations"] = int(iterations)
+    if time_limit is not None:
+        if not time_limit > 0:
+            raise ValueError(f"time_limit must be > 0 seconds, got {time_limit}")
+        cfg["time_limit"] = float(time_limit)
+    if no_improvement is not None:
+        if int(no_improvement) != no_improvement or no_improvement < 1:
+            raise ValueError(f"no_improvement must be a positive integer, got {no_improvement}")
+        cfg["no_improvement"] = int(no_improvement)
+    if int(seed) != seed or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed}")
+
+    destroy_ops = [_ops.resolve(s, "destroy") for s in _as_list(destroy, DEFAULT_DESTROY)]
+    repair_ops = [_ops.resolve(s, "repair") for s in _as_list(repair, DEFAULT_REPAIR)]
+    if not destroy_ops or not repair_ops:
+        raise ValueError("give at least one destroy and one repair operator")
+    bound_d = [op.bind(problem, params.op_timeout) for op in destroy_ops]
+    bound_r = [op.bind(problem, params.op_timeout) for op in repair_ops]
+
+    from glns._core._alns import run_alns
+
+    uses_python = not all(op.is_native for op in destroy_ops + repair_ops)
+    saved = (random.getstate(), np.random.get_state()) if uses_python else None
+    try:
+        raw = run_alns(problem.core, bound_d, bound_r, cfg, int(seed), initial_solution)
+    finally:
+        if saved is not None:
+            random.setstate(saved[0])
+            np.random.set_state(saved[1])
+    return _result(problem, raw, destroy_ops, repair_ops, int(seed))
+
+
+def _stats(ops: Iterable[_ops.Operator], raw: dict[str, Any]) -> tuple[OperatorStats, ...]:
+    return tuple(
+        OperatorStats(name=op.name, kind=op.kind, calls=int(raw["calls"][i]),
+                      outcomes=tuple(int(x) for x in raw["outcomes"][i]),
+                      failures=int(raw["failures"][i]), seconds=float(raw["seconds"][i]),
+                      weight=float(raw["weights"][i]), fitness=float(raw["fitness"][i]),
+                      last_error=raw["last_error"][i])
+        for i, op in enumerate(ops)
+    )
+
+
+def _result(problem: Problem, raw: dict[str, Any], destroy_ops: list, repair_ops: list,
+            seed: int) -> Result:
+    return Result(
+        problem_kind=problem.kind, solution=raw["best"], cost=float(raw["best_cost"]),
+        iterations=int(raw["iterations"]), runtime=float(raw["runtime"]), seed=seed,
+        best_curve=raw["best_curve"], current_curve=raw["current_curve"],
+        iteration_seconds=raw["iteration_seconds"],
+        destroy_stats=_stats(destroy_ops, raw["destroy"]), repair_stats=_stats(repair_ops, raw["repair"]),
+        synergy=raw["synergy"], initial_temperature=float(raw["initial_temperature"]),
+    )

@@ -1,0 +1,38 @@
+"""Shared fixtures: small generated instances (no external data needed)."""
+
+import numpy as np
+import pytest
+
+import glns
+
+
+def make_tsp(n: int, seed: int) -> glns.TSP:
+    return glns.TSP(np.random.RandomState(seed).rand(n, 2))
+
+
+def make_vrp(cls, n: int, seed: int, capacity: int = 50):
+    rs = np.random.RandomState(seed)
+    coords = np.vstack([[0.5, 0.5], rs.rand(n, 2)])
+    demands = np.r_[0, rs.randint(1, 10, size=n)]
+    return cls(coords, demands, capacity)
+
+
+@pytest.fixture
+def tsp20() -> glns.TSP:
+    return make_tsp(20, 1)
+
+
+@pytest.fixture
+def cvrp20() -> glns.CVRP:
+    return make_vrp(glns.CVRP, 20, 2)
+
+
+@pytest.fixture
+def ovrp20() -> glns.OVRP:
+    return make_vrp(glns.OVRP, 20, 3)
+
+
+@pytest.fixture(params=["tsp", "cvrp", "ovrp"])
+def any_problem(request):
+    return {"tsp": lambda: make_tsp(25, 4), "cvrp": lambda: make_vrp(glns.CVRP, 25, 5),
+            "ovrp": lambda: make_vrp(glns.OVRP, 25, 6)}[request.param]()
