@@ -19,7 +19,7 @@ import operator
 import os
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, Mapping
+from typing import Any, Literal, Mapping
 
 import numpy as np
 
@@ -246,7 +246,8 @@ def load_npz(path: str | os.PathLike, problem: str | None = None) -> tuple[list[
             return [TSP(xy, name=f"{path.stem}_{i}") for i, xy in enumerate(coords)], ref
         demands, capacity = data["demands"], int(data["capacity"])
     cls = _CLASSES[kind]
-    return [cls(xy, q, capacity, name=f"{path.stem}_{i}") for i, (xy, q) in enumerate(zip(coords, demands))], ref
+    instances = [cls(xy, q, capacity, name=f"{path.stem}_{i}") for i, (xy, q) in enumerate(zip(coords, demands))]
+    return instances, ref
 
 
 def _looks_like_data_dir(d: Path) -> bool:
@@ -290,7 +291,8 @@ def _distances(inst: dict[str, Any], rounding: str, path: Path) -> np.ndarray:
     return np.floor(dist + 0.5) if rounding == "nint" else dist  # TSPLIB nint(x) = floor(x + 0.5)
 
 
-def read(path: str | os.PathLike, rounding: str = "nint", problem: str | None = None) -> Problem:
+def read(path: str | os.PathLike, rounding: Literal["nint", "exact"] = "nint",
+         problem: str | None = None) -> Problem:
     """Read a TSPLIB ``.tsp`` or CVRPLIB ``.vrp`` file (needs the optional ``vrplib``).
 
     Parameters
