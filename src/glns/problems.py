@@ -62,6 +62,21 @@ def _check_distances(distances: Any) -> np.ndarray:
     return arr
 
 
+def _integer_capacity(capacity: Any) -> int:
+    if isinstance(capacity, (bool, np.bool_)):
+        raise InvalidInstanceError(f"capacity must be an integer, got {capacity!r}")
+    try:
+        value = float(capacity)
+    except (TypeError, ValueError):
+        raise InvalidInstanceError(f"capacity must be an integer, got {capacity!r}") from None
+    if not np.isfinite(value) or value != np.floor(value):
+        raise InvalidInstanceError(f"capacity must be an integer, got {capacity!r}")
+    cap = int(capacity) if not isinstance(capacity, (float, np.floating)) else int(value)
+    if cap <= 0:
+        raise InvalidInstanceError(f"capacity must be positive, got {cap}")
+    return cap
+
+
 class Problem:
     """Common part of TSP, CVRP and OVRP. Use the subclasses."""
 
@@ -90,6 +105,8 @@ class Problem:
                 )
         else:
             dist = euclidean_distances(xy)
+            if not np.isfinite(dist).all():
+                raise InvalidInstanceError("coordinates are too large: a distance overflows to inf")
         if dist.shape[0] < 2:
             raise InvalidInstanceError(f"an instance needs at least 2 nodes, got {dist.shape[0]}")
         self.coords = _readonly(xy) if xy is not None else None
@@ -189,15 +206,7 @@ class CVRP(Problem):
                 raise InvalidInstanceError(f"demand of node {int(np.argwhere(q != np.round(q))[0][0])} is not an integer")
         elif q.dtype.kind not in "iub":
             raise InvalidInstanceError(f"demands must be integers, got dtype {q.dtype}")
-        q = q.astype(np.int64)
-        if isinstance(capacity, (bool, float)) and capacity != int(capacity):
-            raise InvalidInstanceError(f"capacity must be an integer, got {capacity!r}")
-        try:
-            cap = int(capacity)
-        except (TypeError, ValueError):
-            raise InvalidInstanceError(f"capacity must be an integer, got {capacity!r}") from None
-        if cap <= 0:
-            raise InvalidInstanceError(f"capacity must be positive, got {cap}")
+        cap = _integer_capacity(capacity)
         if (q < 0).any():
             i = int(np.argwhere(q < 0)[0][0])
             raise InvalidInstanceError(f"demand of node {i} is negative: {q[i]}")
@@ -206,6 +215,7 @@ class CVRP(Problem):
         if (q > cap).any():
             i = int(np.argwhere(q > cap)[0][0])
             raise InvalidInstanceError(f"demand of node {i} ({q[i]}) exceeds the capacity {cap}")
+        q = q.astype(np.int64)
         self.demands = _readonly(q)
         self.capacity = cap
         self.name = name

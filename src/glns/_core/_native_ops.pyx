@@ -133,8 +133,8 @@ cdef int worst_removal(Sol *s, const Inst *inst, int k, double randomness, int *
 cdef int greedy_insertion(Sol *s, const Inst *inst, const int *removed, int n_removed) except -1 nogil:
     """Insert each removed node, in the given order, at its cheapest feasible position.
 
-    Ties go to the first route, then the first position. A VRP node that fits nowhere opens
-    a new route.
+    Ties go to the first route, then the first position. In a VRP a new route is opened when
+    it is strictly cheaper than every feasible position, or when the node fits nowhere.
     """
     cdef int i, v, r, pos, best_r, best_pos, L, last_pos
     cdef double best, delta
@@ -155,7 +155,9 @@ cdef int greedy_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
                     best = delta
                     best_r = r
                     best_pos = pos
-        if best_r < 0:
+        # Vehicles are unlimited: a new route is a candidate too (it can be the cheapest in
+        # an open VRP; with metric distances never in a CVRP, where it is the fallback).
+        if inst.kind != KIND_TSP and (best_r < 0 or new_route_cost(inst, v) < best):
             best_r = sol_new_route(s)
             best_pos = 0
         sol_insert(s, inst, v, best_r, best_pos)

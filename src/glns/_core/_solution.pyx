@@ -211,6 +211,8 @@ cdef double removal_delta(const Sol *s, const Inst *inst, int v) noexcept nogil:
         a = row[(p - 1 + L) % L]
         b = row[(p + 1) % L]
         return inst.dist[a * inst.n + b] - inst.dist[a * inst.n + v] - inst.dist[v * inst.n + b]
+    if L == 1:  # the route disappears (an empty route costs nothing, whatever d[0][0] is)
+        return -new_route_cost(inst, v)
     a = row[p - 1] if p > 0 else 0
     b = row[p + 1] if p < L - 1 else END
     return arc(inst, a, b) - arc(inst, a, v) - arc(inst, v, b)
@@ -227,6 +229,8 @@ cdef double insertion_delta(const Sol *s, const Inst *inst, int v, int r, int po
         a = row[pos - 1] if pos > 0 else row[L - 1]
         b = row[pos] if pos < L else row[0]
         return inst.dist[a * inst.n + v] + inst.dist[v * inst.n + b] - inst.dist[a * inst.n + b]
+    if L == 0:
+        return new_route_cost(inst, v)
     a = row[pos - 1] if pos > 0 else 0
     b = row[pos] if pos < L else END
     return arc(inst, a, v) + arc(inst, v, b) - arc(inst, a, b)
@@ -423,8 +427,8 @@ cdef class Solution:
         sol_remove(&self.s, &self.inst.c, v)
 
     def insert(self, int v, int r, int pos):
-        if v < 0 or v >= self.inst.n or self.s.route_of[v] >= 0:
-            raise ValueError(f"node {v} is routed already or invalid")
+        if v < self.inst.c.first or v >= self.inst.n or self.s.route_of[v] >= 0:
+            raise ValueError(f"node {v} is routed already or not a routable node")
         if r == self.s.n_routes and self.inst.kind != KIND_TSP:
             sol_new_route(&self.s)
         if r < 0 or r >= self.s.n_routes or pos < 0 or pos > self.s.length[r]:
@@ -434,7 +438,8 @@ cdef class Solution:
         sol_insert(&self.s, &self.inst.c, v, r, pos)
 
     def drop_empty(self):
-        sol_drop_empty(&self.s)
+        if self.inst.kind != KIND_TSP:   # a tour is one route, even when empty
+            sol_drop_empty(&self.s)
 
 
 def check(CoreInstance inst not None, routes, removed=None):

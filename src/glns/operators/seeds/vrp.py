@@ -41,7 +41,10 @@ def worst_removal(x, destroy_cnt, problem_data, rng=random, randomness=3.0):
             for p, c in enumerate(route):
                 a = route[p - 1] if p > 0 else 0
                 b = route[p + 1] if p < len(route) - 1 else None
-                delta = _arc(d, a, b, open_routes) - _arc(d, a, c, open_routes) - _arc(d, c, b, open_routes)
+                if len(route) == 1:  # the route disappears
+                    delta = -(_arc(d, 0, c, open_routes) + _arc(d, c, None, open_routes))
+                else:
+                    delta = _arc(d, a, b, open_routes) - _arc(d, a, c, open_routes) - _arc(d, c, b, open_routes)
                 scored.append((delta, c, route))  # most negative delta = largest saving
         scored.sort(key=lambda item: (item[0], item[1]))
         rank = min(int(rng.random() ** randomness * len(scored)), len(scored) - 1)
@@ -53,7 +56,7 @@ def worst_removal(x, destroy_cnt, problem_data, rng=random, randomness=3.0):
 
 def greedy_insertion(partial, removed, problem_data, rng=random):
     """Insert each removed customer, in the given order, at its cheapest position in a
-    route with room for it; open a new route when it fits nowhere."""
+    route with room for it, or in a new route if that is strictly cheaper or nothing fits."""
     d = problem_data["distance_matrix"]
     demands = problem_data["demands"]
     capacity = problem_data["capacity"]
@@ -71,7 +74,8 @@ def greedy_insertion(partial, removed, problem_data, rng=random):
                 delta = _arc(d, a, c, open_routes) + _arc(d, c, b, open_routes) - _arc(d, a, b, open_routes)
                 if delta < best:
                     best, best_r, best_pos = delta, r, pos
-        if best_r < 0:
+        # vehicles are unlimited: a new route wins when strictly cheaper (or nothing fits)
+        if best_r < 0 or _arc(d, 0, c, open_routes) + _arc(d, c, None, open_routes) < best:
             routes.append([c])
             loads.append(int(demands[c]))
         else:

@@ -1,0 +1,61 @@
+"""Tiny instances solved exactly by brute force: the solver must reach the optimum."""
+
+import itertools
+
+import pytest
+
+import glns
+from glns.reference import solution_cost
+
+from conftest import make_tsp, make_vrp
+
+
+def tsp_optimum(problem):
+    d = problem.distances
+    n = problem.n_nodes
+    best = float("inf")
+    for perm in itertools.permutations(range(1, n)):
+        tour = (0,) + perm
+        best = min(best, sum(d[tour[i], tour[(i + 1) % n]] for i in range(n)))
+    return best
+
+
+def vrp_optimum(problem):
+    """Every solution is a customer permutation cut into routes: optimal split per permutation."""
+    d, q, cap = problem.distances, problem.demands, problem.capacity
+    closed = problem.kind == "cvrp"
+    customers = range(1, problem.n_nodes)
+    best = float("inf")
+    for perm in itertools.permutations(customers):
+        m = len(perm)
+        cost = [0.0] + [float("inf")] * m
+        for i in range(m):
+            load, length = 0, 0.0
+            for j in range(i, m):
+                load += q[perm[j]]
+                if load > cap:
+                    break
+                length = d[0, perm[i]] if j == i else length + d[perm[j - 1], perm[j]]
+                total = length + (d[perm[j], 0] if closed else 0.0)
+                cost[j + 1] = min(cost[j + 1], cost[i] + total)
+        best = min(best, cost[m])
+    return best
+
+
+@pytest.mark.parametrize("n", [3, 5, 7, 8])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_tsp_reaches_brute_force_optimum(n, seed):
+    problem = make_tsp(n, 100 + seed)
+    result = glns.solve(problem, iterations=1500, seed=seed)
+    assert result.cost == pytest.approx(tsp_optimum(problem), rel=1e-12)
+    assert solution_cost(problem, result.solution) == result.cost
+
+
+@pytest.mark.parametrize("cls", [glns.CVRP, glns.OVRP])
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_vrp_feasible_and_optimal_on_tiny_instances(cls, seed):
+    problem = make_vrp(cls, 6, 200 + seed, capacity=15)
+    result = glns.solve(problem, iterations=3000, seed=seed,
+                        params=glns.SolveParams(destroy_fraction=0.5))
+    problem.check(result.solution)
+    assert result.cost == pytest.approx(vrp_optimum(problem), rel=1e-12)
