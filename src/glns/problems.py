@@ -21,7 +21,8 @@ KIND_CODES = {"tsp": 0, "cvrp": 1, "ovrp": 2}
 def euclidean_distances(coords: np.ndarray) -> np.ndarray:
     """Pairwise Euclidean distance matrix (float64) of an (n, 2) coordinate array."""
     diff = coords[:, None, :] - coords[None, :, :]
-    return np.sqrt((diff * diff).sum(axis=-1))
+    with np.errstate(over="ignore"):  # huge coordinates give inf, which callers reject
+        return np.sqrt((diff * diff).sum(axis=-1))
 
 
 def _readonly(a: np.ndarray) -> np.ndarray:
