@@ -85,7 +85,7 @@ def reference_cost(problem: Problem, seed: int) -> float:
 def _roulette(weights: Sequence[float], adaptive: bool, rng: SplitMix64) -> int:
     u = rng.random()
     m = len(weights)
-    if not adaptive:
+    if not adaptive or not sum(weights) > 0:
         return min(int(u * m), m - 1)
     u *= sum(weights)
     acc = 0.0

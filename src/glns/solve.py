@@ -8,6 +8,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from glns import operators as _ops
+from glns.exceptions import OperatorError
 from glns.params import SolveParams
 from glns.problems import Problem
 from glns.result import OperatorStats, Result
@@ -20,12 +21,15 @@ DEFAULT_REPAIR = ("greedy_insertion",)
 DEFAULT_ITERATIONS = 5000
 
 
-def _as_list(spec: Any, default: Sequence[str]) -> list[Any]:
+def _as_list(spec: Any, default: Sequence[str], kind: str) -> list[Any]:
     if spec is None:
         return list(default)
     if isinstance(spec, (str, _ops.Operator)) or callable(spec):
         return [spec]
-    return list(spec)
+    try:
+        return list(spec)
+    except TypeError:
+        raise OperatorError(f"cannot use {spec!r} as a {kind} operator") from None
 
 
 def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
@@ -67,11 +71,11 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
         if int(no_improvement) != no_improvement or no_improvement < 1:
             raise ValueError(f"no_improvement must be a positive integer, got {no_improvement}")
         cfg["no_improvement"] = int(no_improvement)
-    if int(seed) != seed or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed}")
+    if int(seed) != seed or not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be a non-negative integer, got {seed} (largest: 2**64 - 1)")
 
-    destroy_ops = [_ops.resolve(s, "destroy") for s in _as_list(destroy, DEFAULT_DESTROY)]
-    repair_ops = [_ops.resolve(s, "repair") for s in _as_list(repair, DEFAULT_REPAIR)]
+    destroy_ops = [_ops.resolve(s, "destroy") for s in _as_list(destroy, DEFAULT_DESTROY, "destroy")]
+    repair_ops = [_ops.resolve(s, "repair") for s in _as_list(repair, DEFAULT_REPAIR, "repair")]
     if not destroy_ops or not repair_ops:
         raise ValueError("give at least one destroy and one repair operator")
     bound_d = [op.bind(problem, params.op_timeout) for op in destroy_ops]

@@ -65,6 +65,9 @@ cdef inline int roulette(const double *w, int m, bint adaptive, uint64_t *rng) n
         return i if i < m else m - 1
     for i in range(m):
         total += w[i]
+    if not total > 0:   # every weight is 0: choose uniformly
+        i = <int>(u * m)
+        return i if i < m else m - 1
     u *= total
     for i in range(m):
         acc += w[i]
@@ -155,9 +158,13 @@ cdef object _python_destroy(_OpTable ops, int d, Sol *cand, const Inst *inst, in
     ops.seconds[d] += now() - t0
     try:
         removed_obj, partial = out
-    except (TypeError, ValueError):
+    except Exception:
         return f"must return (removed, partial_solution), got {type(out).__name__}"
-    return sol_load(cand, inst, partial, False, removed_obj, removed, n_removed)
+    try:
+        return sol_load(cand, inst, partial, False, removed_obj, removed, n_removed)
+    except Exception as exc:   # e.g. output whose iteration raises
+        return f"unreadable output: {type(exc).__name__}: {exc}"
+
 
 
 cdef object _python_repair(_OpTable ops, int r, Sol *cand, const Inst *inst,
@@ -174,7 +181,11 @@ cdef object _python_repair(_OpTable ops, int r, Sol *cand, const Inst *inst,
         return f"raised {type(exc).__name__}: {exc}"
     ops.seconds[r] += now() - t0
     cdef int unused = 0
-    return sol_load(cand, inst, out, True, None, scratch, &unused)
+    try:
+        return sol_load(cand, inst, out, True, None, scratch, &unused)
+    except Exception as exc:   # e.g. output whose iteration raises
+        return f"unreadable output: {type(exc).__name__}: {exc}"
+
 
 
 cdef class _Run:

@@ -112,7 +112,11 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         yield
         return
 
+    fired = False
+
     def _raise(signum, frame):
+        nonlocal fired
+        fired = True
         raise OperatorTimeout(f"operator ran past its time limit of {seconds:g} s")
 
     previous = signal.signal(signal.SIGALRM, _raise)
@@ -122,6 +126,15 @@ def time_limit(seconds: float | None) -> Iterator[None]:
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
+    if fired:  # the operator caught the timeout and returned anyway: still a failure
+        raise OperatorTimeout(f"operator ran past its time limit of {seconds:g} s")
+
+
+def _private_copy(value: Any) -> Any:
+    if isinstance(value, np.ndarray):
+        value = value.copy()
+        value.flags.writeable = False
+    return value
 
 
 class BoundPythonOperator:
@@ -133,6 +146,9 @@ class BoundPythonOperator:
     def __init__(self, func: Callable, problem_data: dict[str, Any], convention: str,
                  timeout: float | None) -> None:
         self.func = func
+        # private read-only copies: even an operator that unlocks and overwrites them reaches
+        # neither the core (which has its own copy) nor the user's instance
+        problem_data = {k: _private_copy(v) for k, v in problem_data.items()}
         self._data = problem_data
         self._matrix = problem_data["distance_matrix"]
         self._convention = convention
