@@ -17,6 +17,17 @@ def make_vrp(cls, n: int, seed: int, capacity: int = 50):
     return cls(coords, demands, capacity)
 
 
+def make_problem(kind: str, n: int, seed: int, capacity: int):
+    """A random instance of `kind` from numpy's Generator (depot first, demands 1..9)."""
+    rng = np.random.default_rng(seed)
+    if kind == "tsp":
+        return glns.TSP(rng.random((n, 2)))
+    xy = rng.random((n + 1, 2))
+    q = rng.integers(1, 10, n + 1)
+    q[0] = 0
+    return (glns.CVRP if kind == "cvrp" else glns.OVRP)(xy, q, capacity)
+
+
 @pytest.fixture
 def tsp20() -> glns.TSP:
     return make_tsp(20, 1)

@@ -19,18 +19,13 @@ import glns
 from glns import CVRP, OVRP, TSP, OperatorError, SolveParams, operators, solve
 from glns.operators.seeds import tsp as tsp_seeds, vrp as vrp_seeds
 from glns.params import AutoTemperature, FixedTemperature
+from conftest import make_problem
 
 # --------------------------------------------------------------------------- instances
 
 
 def make(kind: str, n: int = 12, seed: int = 3):
-    rng = np.random.default_rng(seed)
-    if kind == "tsp":
-        return TSP(rng.random((n, 2)))
-    xy = rng.random((n + 1, 2))
-    q = rng.integers(1, 10, n + 1)
-    q[0] = 0
-    return (CVRP if kind == "cvrp" else OVRP)(xy, q, 20)
+    return make_problem(kind, n, seed, capacity=20)
 
 
 @pytest.fixture(scope="module", params=["tsp", "cvrp", "ovrp"])

@@ -14,16 +14,11 @@ import glns
 from glns import (CVRP, OVRP, SIGMA_AGGRESSIVE, SIGMA_FLAT, SIGMA_PAPER, TSP, AutoTemperature,
                   FixedTemperature, Result, SolveParams, solve)
 from glns.solve import DEFAULT_DESTROY, DEFAULT_ITERATIONS, DEFAULT_REPAIR
+from conftest import make_problem
 
 
 def make(kind: str, n: int = 20, seed: int = 0):
-    rng = np.random.default_rng(seed)
-    if kind == "tsp":
-        return TSP(rng.random((n, 2)))
-    xy = rng.random((n + 1, 2))
-    q = rng.integers(1, 10, n + 1)
-    q[0] = 0
-    return (CVRP if kind == "cvrp" else OVRP)(xy, q, 30)
+    return make_problem(kind, n, seed, capacity=30)
 
 
 @pytest.fixture(scope="module", params=["tsp", "cvrp", "ovrp"])
