@@ -784,7 +784,7 @@ def test_operator_error_cases(tsp):
         operators.native("nope")
     with pytest.raises(OperatorError, match="has no parameter 'randomness'"):
         operators.native("random_removal", randomness=2)
-    with pytest.raises(OperatorError, match="randomness must be >= 1, got 0.5"):
+    with pytest.raises(OperatorError, match=r"randomness must be in \[1.0, inf\], got 0.5"):
         operators.native("worst_removal", randomness=0.5)
     with pytest.raises(OperatorError, match="no function named 'missing' in the source"):
         operators.from_source("def destroy(x, k, d):\n    pass\n", "destroy", function="missing")

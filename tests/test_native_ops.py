@@ -91,7 +91,7 @@ def test_greedy_insertion_opens_route_only_when_nothing_fits():
 def test_worst_removal_with_high_randomness_takes_largest_saving():
     problem = make_tsp(15, 8)
     tour = list(range(15))
-    removed, _, _ = apply_destroy("worst_removal", problem.core, tour, 1, 5, 1e9)
+    removed, _, _ = apply_destroy("worst_removal", problem.core, tour, 1, 5, (1e9,))
     savings = {}
     for i, c in enumerate(tour):
         a, b = tour[i - 1], tour[(i + 1) % 15]

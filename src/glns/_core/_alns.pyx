@@ -21,7 +21,7 @@ from glns._core._solution cimport (
     Solution, sol_alloc, sol_free, sol_copy, sol_cost, sol_random_init, sol_to_py, sol_load,
     sol_clear,
 )
-from glns._core._native_ops cimport native_destroy, native_repair, OP_GREEDY_INSERTION
+from glns._core._native_ops cimport native_destroy, native_repair, OP_GREEDY_INSERTION, N_PARAMS
 
 
 class OperatorTimeout(BaseException):
@@ -80,7 +80,7 @@ cdef class _OpTable:
     """C arrays describing a list of operators (native code or -1 for Python)."""
     cdef int m
     cdef int *code
-    cdef double *param
+    cdef double *param       # m x N_PARAMS
     cdef double *weight
     cdef double *fitness
     cdef double *seconds
@@ -95,7 +95,7 @@ cdef class _OpTable:
         self.ops = ops
         self.last_error = [None] * self.m
         self.code = <int *> PyMem_Malloc(self.m * sizeof(int))
-        self.param = <double *> PyMem_Malloc(self.m * sizeof(double))
+        self.param = <double *> PyMem_Malloc(N_PARAMS * self.m * sizeof(double))
         self.weight = <double *> PyMem_Malloc(self.m * sizeof(double))
         self.fitness = <double *> PyMem_Malloc(self.m * sizeof(double))
         self.seconds = <double *> PyMem_Malloc(self.m * sizeof(double))
@@ -104,7 +104,11 @@ cdef class _OpTable:
         self.outcomes = <int64_t *> PyMem_Malloc(4 * self.m * sizeof(int64_t))
         for i, op in enumerate(ops):
             self.code[i] = op.native_code
-            self.param[i] = op.param
+            params = tuple(op.params)
+            if len(params) > N_PARAMS:
+                raise ValueError(f"a native operator takes at most {N_PARAMS} parameters")
+            for j in range(N_PARAMS):
+                self.param[N_PARAMS * i + j] = params[j] if j < len(params) else 0.0
             self.weight[i] = 1.0
             self.fitness[i] = 0.0
             self.seconds[i] = 0.0
@@ -220,6 +224,9 @@ cdef double greedy_reference_cost(CoreInstance inst, uint64_t seed) except? -1:
     cdef int m = inst.n - inst.c.first
     cdef int *order = <int *> PyMem_Malloc(max(m, 1) * sizeof(int))
     cdef int i, j, t
+    cdef double no_params[N_PARAMS]
+    for i in range(N_PARAMS):
+        no_params[i] = 0.0
     try:
         for i in range(m):
             order[i] = inst.c.first + i
@@ -229,7 +236,7 @@ cdef double greedy_reference_cost(CoreInstance inst, uint64_t seed) except? -1:
             order[i] = order[j]
             order[j] = t
         sol_clear(&sol.s, &inst.c)
-        native_repair(OP_GREEDY_INSERTION, 0.0, &sol.s, &inst.c, order, m, &state)
+        native_repair(OP_GREEDY_INSERTION, no_params, &sol.s, &inst.c, order, m, &state)
         return sol.s.cost
     finally:
         PyMem_Free(order)
@@ -331,7 +338,7 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops, dict
             n_removed = 0
             if D.code[d] >= 0:
                 t_op = now()
-                native_destroy(D.code[d], D.param[d], &run.cand, c, k, run.removed, &n_removed, &rng)
+                native_destroy(D.code[d], &D.param[N_PARAMS * d], &run.cand, c, k, run.removed, &n_removed, &rng)
                 D.seconds[d] += now() - t_op
             else:
                 with gil:
@@ -344,7 +351,7 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops, dict
                 repair_called = True
                 if R.code[r] >= 0:
                     t_op = now()
-                    native_repair(R.code[r], R.param[r], &run.cand, c, run.removed, n_removed, &rng)
+                    native_repair(R.code[r], &R.param[N_PARAMS * r], &run.cand, c, run.removed, n_removed, &rng)
                     R.seconds[r] += now() - t_op
                 else:
                     with gil:

@@ -6,6 +6,8 @@ cdef class CoreInstance:
     cdef Inst c                 # C view into the arrays below
     cdef readonly object dist   # float64 (n, n), C-contiguous, private copy
     cdef readonly object demand # int64 (n,)
+    cdef readonly object neighbours  # int32 (n, n_neigh): nearest routable nodes per node
     cdef readonly int kind
     cdef readonly int n
     cdef readonly int n_customers  # nodes that must be routed
+    cdef readonly bint symmetric

@@ -15,6 +15,10 @@ cdef struct Inst:
     const int64_t *demand  # n demands (all zero for TSP)
     int64_t capacity    # vehicle capacity (TSP: unused)
     int max_route_len   # most nodes one route can hold (capacity-bound for VRP)
+    bint symmetric      # dist[a, b] == dist[b, a] for all a, b (segment reversal is free)
+    int n_neigh         # columns of `neigh`
+    const int *neigh    # n x n_neigh: for each node the nearest routable nodes (never itself
+                        # or the depot), nearest first, ties by node id
 
 cdef struct Sol:
     int n_routes        # routes in use (TSP: always 1)

@@ -12,19 +12,12 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from glns.exceptions import OperatorError
+from glns.operators.natives import NATIVE_OPERATORS, native_params
 from glns.operators.bridge import (
     BoundPythonOperator, compile_source, third_argument_convention,
 )
 
 __all__ = ["Operator", "native", "from_source", "from_callable", "resolve", "NATIVE_OPERATORS"]
-
-#: native operator name -> (kind, default parameter value, parameter name or None)
-NATIVE_OPERATORS: dict[str, tuple[str, float, str | None]] = {
-    "random_removal": ("destroy", 0.0, None),
-    "worst_removal": ("destroy", 3.0, "randomness"),
-    "greedy_insertion": ("repair", 0.0, None),
-}
-
 
 @dataclass(frozen=True)
 class Operator:
@@ -36,7 +29,7 @@ class Operator:
     name: str
     kind: str                       # "destroy" or "repair"
     native_name: str | None = None  # set for native operators
-    param: float = 0.0              # the native operator's parameter
+    params: tuple[float, ...] = ()  # the native operator's parameters, in registry order
     func: Callable | None = field(default=None, compare=False)
     source: str | None = field(default=None, compare=False)
     convention: str = "problem_data"  # third argument of a Python operator
@@ -51,29 +44,23 @@ class Operator:
             from glns._core._native_ops import NATIVE_DESTROY, NATIVE_REPAIR
 
             codes = NATIVE_DESTROY if self.kind == "destroy" else NATIVE_REPAIR
-            return _BoundNative(codes[self.native_name], self.param)
+            return _BoundNative(codes[self.native_name], self.params)
         return BoundPythonOperator(self.func, problem.problem_data(), self.convention, timeout)
 
 
 @dataclass(frozen=True)
 class _BoundNative:
     native_code: int
-    param: float
+    params: tuple[float, ...]
 
 
 def native(name: str, **params: float) -> Operator:
-    """A native operator by name, e.g. ``native("worst_removal", randomness=3.0)``."""
-    if name not in NATIVE_OPERATORS:
-        raise OperatorError(f"unknown native operator {name!r}; choose from {sorted(NATIVE_OPERATORS)}")
-    kind, default, pname = NATIVE_OPERATORS[name]
-    value = default
-    for key, v in params.items():
-        if key != pname:
-            raise OperatorError(f"native operator {name!r} has no parameter {key!r}")
-        value = float(v)
-    if pname == "randomness" and value < 1.0:
-        raise OperatorError(f"randomness must be >= 1, got {value}")
-    return Operator(name=name, kind=kind, native_name=name, param=value)
+    """A native operator by name, e.g. ``native("worst_removal", randomness=3.0)``.
+
+    See ``glns.operators.natives.NATIVE_OPERATORS`` for every operator and its parameters.
+    """
+    values = native_params(name, params)
+    return Operator(name=name, kind=NATIVE_OPERATORS[name].kind, native_name=name, params=values)
 
 
 def from_callable(func: Callable, kind: str, name: str | None = None) -> Operator:
@@ -110,7 +97,7 @@ def resolve(spec: Any, kind: str) -> Operator:
             return op
         if "def " in spec:
             return from_source(spec, kind)
-        natives = sorted(n for n, v in NATIVE_OPERATORS.items() if v[0] == kind)
+        natives = sorted(n for n, v in NATIVE_OPERATORS.items() if v.kind == kind)
         raise OperatorError(f"unknown {kind} operator {spec!r}; native ones are {natives}, "
                             "or pass a callable or source code")
     if callable(spec):

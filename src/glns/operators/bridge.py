@@ -141,7 +141,7 @@ class BoundPythonOperator:
     """A Python operator bound to one problem: what the core's loop calls."""
 
     native_code = -1
-    param = 0.0
+    params = ()
 
     def __init__(self, func: Callable, problem_data: dict[str, Any], convention: str,
                  timeout: float | None) -> None:

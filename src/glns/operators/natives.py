@@ -1,0 +1,71 @@
+"""The registry of native (Cython) operators: names, kinds, parameters and their ranges.
+
+The operator codes live in the core (``glns._core._native_ops``); this module is the one place
+that says which parameters each operator takes, in which order they reach the core, and which
+values are valid. Every native operator receives up to four numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from glns.exceptions import OperatorError
+
+__all__ = ["Param", "NativeSpec", "NATIVE_OPERATORS", "native_params"]
+
+
+@dataclass(frozen=True)
+class Param:
+    """One numeric parameter of a native operator, valid in [low, high]."""
+
+    name: str
+    default: float
+    low: float
+    high: float = math.inf
+    integer: bool = False
+    doc: str = ""
+
+    def check(self, operator: str, value: float) -> float:
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            raise OperatorError(f"{operator}: {self.name} must be a number, got {value!r}") from None
+        if not (self.low <= value <= self.high):
+            raise OperatorError(f"{operator}: {self.name} must be in [{self.low}, {self.high}], got {value}")
+        if self.integer and value != int(value):
+            raise OperatorError(f"{operator}: {self.name} must be an integer, got {value}")
+        return value
+
+
+@dataclass(frozen=True)
+class NativeSpec:
+    """What a native operator is: destroy or repair, its parameters, the problems it handles."""
+
+    kind: str
+    params: tuple[Param, ...] = ()
+    problems: frozenset[str] = frozenset({"tsp", "cvrp", "ovrp"})
+    doc: str = ""
+
+
+NATIVE_OPERATORS: dict[str, NativeSpec] = {
+    "random_removal": NativeSpec("destroy", doc="k nodes drawn uniformly (paper seed)"),
+    "worst_removal": NativeSpec(
+        "destroy",
+        (Param("randomness", 3.0, 1.0, doc="exponent p: rank floor(y^p m) by saving; large p is greedy"),),
+        doc="nodes with the largest removal saving, randomised (paper seed)"),
+    "greedy_insertion": NativeSpec("repair", doc="cheapest position, in removal order (paper seed)"),
+}
+
+
+def native_params(name: str, given: dict[str, float]) -> tuple[float, ...]:
+    """The parameter vector of native operator `name`: defaults overridden by `given`, checked."""
+    if name not in NATIVE_OPERATORS:
+        raise OperatorError(f"unknown native operator {name!r}; choose from {sorted(NATIVE_OPERATORS)}")
+    spec = NATIVE_OPERATORS[name]
+    known = {p.name: p for p in spec.params}
+    for key in given:
+        if key not in known:
+            names = sorted(known) or "none"
+            raise OperatorError(f"native operator {name!r} has no parameter {key!r} (parameters: {names})")
+    return tuple(p.check(name, given.get(p.name, p.default)) for p in spec.params)
