@@ -25,6 +25,7 @@ PARAMS = {
                                      temperature=FixedTemperature(0.05, 0.99)),
     "aggressive": glns.SolveParams(scores=SIGMA_AGGRESSIVE, destroy_fraction=0.35,
                                    temperature=AutoTemperature(worse=0.05, accept=0.3)),
+    "k-range": glns.SolveParams(destroy_fraction=(0.05, 0.4), max_destroy=6),
 }
 
 

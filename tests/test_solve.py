@@ -400,6 +400,36 @@ def test_destroy_fraction_sets_the_count(fraction, expected_k):
     assert seen == [expected_k] * 3
 
 
+@pytest.mark.parametrize("fraction, cap, expected", [
+    ((0.1, 0.5), None, set(range(4, 21))), ((0.1, 0.5), 6, set(range(4, 7))),
+    ((0.5, 0.5), 3, {3}), (0.9, 2, {2}), ((0.01, 0.05), None, {1, 2}),
+])
+def test_destroy_range_draws_every_count_in_range(fraction, cap, expected):
+    p = make("tsp", n=41)
+    seen = []
+
+    def destroy(x, k, pd):
+        seen.append(k)
+        return x[:k], x[k:]
+
+    params = SolveParams(destroy_fraction=fraction, max_destroy=cap)
+    assert set(range(params.destroy_range(41)[0], params.destroy_range(41)[1] + 1)) == expected
+    solve(p, destroy, "greedy_insertion", iterations=400, params=params)
+    assert set(seen) == expected
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    (dict(destroy_fraction=(0.3, 0.1)), "got (0.3, 0.1)"),
+    (dict(destroy_fraction=(0.0, 0.1)), "got (0.0, 0.1)"),
+    (dict(destroy_fraction=(0.1, 0.2, 0.3)), "got (0.1, 0.2, 0.3)"),
+    (dict(max_destroy=0), "max_destroy must be a positive integer or None, got 0"),
+    (dict(max_destroy=2.5), "max_destroy must be a positive integer or None, got 2.5"),
+])
+def test_destroy_range_validation(kwargs, message):
+    with pytest.raises(ValueError, match=re.escape(message)):
+        SolveParams(**kwargs)
+
+
 def test_public_namespace():
     for name in ("solve", "TSP", "CVRP", "OVRP", "Problem", "SolveParams", "Result", "OperatorStats",
                  "FixedTemperature", "AutoTemperature", "InvalidInstanceError", "InfeasibleSolutionError",

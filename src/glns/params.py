@@ -65,7 +65,10 @@ Temperature = Union[FixedTemperature, AutoTemperature]
 class SolveParams:
     """Parameters of the adaptive LNS loop.
 
-    destroy_fraction: epsilon, nodes removed per iteration = floor(epsilon * n) (at least 1).
+    destroy_fraction: epsilon, nodes removed per iteration = floor(epsilon * n) (at least 1); or a
+        range (low, high): k drawn uniformly from floor(low * n) .. floor(high * n) every iteration.
+    max_destroy: an upper bound on k whatever n is (None: no bound). Large instances need no more
+        than a few dozen removals per iteration to make progress.
     decay: lambda of the weight update w <- lambda w + (1 - lambda) sigma.
     scores: (sigma1, sigma2, sigma3, sigma4) for new best, better, accepted, rejected/failed.
     temperature: FixedTemperature (paper) or AutoTemperature (default, scale-aware).
@@ -73,7 +76,8 @@ class SolveParams:
     op_timeout: seconds a Python operator call may take (None: no limit; main thread only).
     """
 
-    destroy_fraction: float = 0.2
+    destroy_fraction: float | tuple[float, float] = 0.2
+    max_destroy: int | None = None
     decay: float = 0.5
     scores: tuple[float, float, float, float] = SIGMA_PAPER
     temperature: Temperature = field(default_factory=AutoTemperature)
@@ -81,8 +85,12 @@ class SolveParams:
     op_timeout: float | None = None
 
     def __post_init__(self) -> None:
-        if not 0 < self.destroy_fraction <= 1:
-            raise ValueError(f"destroy_fraction must be in (0, 1], got {self.destroy_fraction}")
+        fractions = self.destroy_fraction if isinstance(self.destroy_fraction, tuple) else (self.destroy_fraction,)
+        if len(fractions) not in (1, 2) or not all(0 < f <= 1 for f in fractions) or fractions[0] > fractions[-1]:
+            raise ValueError(f"destroy_fraction must be in (0, 1], got {self.destroy_fraction} "
+                             "(or give a range (low, high) with 0 < low <= high <= 1)")
+        if self.max_destroy is not None and (int(self.max_destroy) != self.max_destroy or self.max_destroy < 1):
+            raise ValueError(f"max_destroy must be a positive integer or None, got {self.max_destroy}")
         if not 0 <= self.decay <= 1:
             raise ValueError(f"decay must be in [0, 1], got {self.decay}")
         if len(self.scores) != 4 or any(not (s >= 0 and math.isfinite(s)) for s in self.scores):
@@ -100,7 +108,16 @@ class SolveParams:
         base.update(changes)
         return cls(**base)
 
-    def to_core(self) -> dict[str, Any]:
-        return {"destroy_fraction": self.destroy_fraction, "decay": self.decay,
+    def destroy_range(self, n_customers: int) -> tuple[int, int]:
+        """(k_min, k_max): how many nodes a destroy removes on an instance with n_customers."""
+        fractions = self.destroy_fraction if isinstance(self.destroy_fraction, tuple) else (self.destroy_fraction,) * 2
+        k_lo, k_hi = (max(1, math.floor(f * n_customers)) for f in fractions)
+        if self.max_destroy is not None:
+            k_lo, k_hi = min(k_lo, self.max_destroy), min(k_hi, self.max_destroy)
+        return k_lo, k_hi
+
+    def to_core(self, n_customers: int) -> dict[str, Any]:
+        k_min, k_max = self.destroy_range(n_customers)
+        return {"k_min": k_min, "k_max": k_max, "decay": self.decay,
                 "scores": tuple(float(s) for s in self.scores),
                 "temperature": self.temperature.to_core(), "adaptive": self.adaptive}

@@ -115,7 +115,7 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
     out_d = [[0] * 4 for _ in range(nd)]
     out_r = [[0] * 4 for _ in range(nr)]
     synergy = np.zeros((nd, nr))
-    k = max(1, math.floor(params.destroy_fraction * problem.n_customers))
+    k_min, k_max = params.destroy_range(problem.n_customers)
 
     cur = random_solution(problem, rng)
     cur_cost = solution_cost(problem, cur)
@@ -132,6 +132,7 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
     for _ in range(iterations):
         d = _roulette(wd, params.adaptive, rng)
         r = _roulette(wr, params.adaptive, rng)
+        k = k_min + rng.randrange(k_max - k_min + 1) if k_max > k_min else k_min
         removed, partial = destroy[d](copy.deepcopy(cur), k, data, rng)
         cand = repair[r](partial, removed, data, rng)
         cand = [list(route) for route in cand if route] if problem.kind != "tsp" else list(cand)

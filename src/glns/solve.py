@@ -56,7 +56,7 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
     params = params if params is not None else SolveParams()
     if not isinstance(params, SolveParams):
         raise TypeError(f"params must be SolveParams, got {type(params).__name__}")
-    cfg = params.to_core()
+    cfg = params.to_core(problem.n_customers)
     if iterations is None and time_limit is None and no_improvement is None:
         iterations = DEFAULT_ITERATIONS
     if iterations is not None:

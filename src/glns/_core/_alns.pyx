@@ -265,7 +265,7 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops, dict
     cdef int64_t max_iter = cfg.get("iterations", -1)
     cdef double time_limit = cfg.get("time_limit", -1.0)
     cdef int64_t max_no_improve = cfg.get("no_improvement", -1)
-    cdef double eps = cfg["destroy_fraction"]
+    cdef int k_min = cfg["k_min"], k_max = cfg["k_max"]
     cdef double lam = cfg["decay"]
     cdef double sig[4]
     for j in range(4):
@@ -311,9 +311,8 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops, dict
     cdef double t_iter, elapsed, f_new, t_op
     cdef Sol tmp
     cdef bint ok, repair_called
-    k = <int>floor(eps * (c.n - c.first))
-    if k < 1:
-        k = 1
+    if k_min < 1 or k_max < k_min:
+        raise ValueError(f"invalid destroy range {k_min}..{k_max}")
     synergy = np.zeros((nd, nr), dtype=np.float64)
     cdef double[:, ::1] S = synergy
 
@@ -332,6 +331,7 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops, dict
 
             d = roulette(D.weight, nd, adaptive, &rng)
             r = roulette(R.weight, nr, adaptive, &rng)
+            k = k_min + rng_below(&rng, k_max - k_min + 1) if k_max > k_min else k_min
             sol_copy(&run.cand, &run.cur, c)
             ok = True
             repair_called = False
