@@ -296,15 +296,20 @@ cdef int related_removal(Sol *s, const Inst *inst, int k, double randomness, int
     """Shaw removal by distance only (no demand term): a uniform first node, then k - 1 times
     a uniformly drawn removed node r and the still-routed neighbour of rank
     floor(y^randomness * a) among the a routed nodes of r's neighbour list (nearest first);
-    a uniform routed node when none of r's listed neighbours is routed. O(k * n_neigh)."""
+    a uniform routed node when none of r's listed neighbours is routed. Only route_of is read
+    while choosing, so nodes are taken and each touched route is compacted once at the end:
+    O(k * n_neigh + touched route lengths)."""
     cdef int m = inst.n - inst.first
-    cdef int count, r, j, avail, idx, v, t
+    cdef int count = 0, r, j, avail, idx, v, t
     cdef const int *row
+    cdef char *touched = <char *> calloc(s.n_routes if s.n_routes > 0 else 1, sizeof(char))
+    if touched == NULL:
+        with gil:
+            raise MemoryError()
     k = _clamp_k(k, m)
     v = inst.first + rng_below(rng, m)
-    removed[0] = v
-    sol_remove(s, inst, v)
-    count = 1
+    touched[s.route_of[v]] = 1
+    _take(s, inst, v, removed, &count)
     while count < k:
         r = removed[rng_below(rng, count)]
         row = &inst.neigh[r * inst.n_neigh]
@@ -333,9 +338,12 @@ cdef int related_removal(Sol *s, const Inst *inst, int k, double randomness, int
                         break
                     t -= 1
                 v += 1
-        removed[count] = v
-        count += 1
-        sol_remove(s, inst, v)
+        touched[s.route_of[v]] = 1
+        _take(s, inst, v, removed, &count)
+    for r in range(s.n_routes):
+        if touched[r]:
+            _compact(s, r)
+    free(touched)
     n_removed[0] = count
     return 0
 
