@@ -103,6 +103,21 @@ def test_large_instance_default_table(name, kind):
         assert check(problem.core, partial, removed) is None
 
 
+@pytest.mark.parametrize("name,kind", CASES)
+def test_tiny_instances_every_k(name, kind):
+    """n = 2, 3 with every k (also 0 and above n: clamped to [1, n]) and tight capacity."""
+    for n in (2, 3):
+        for seed in range(6):
+            problem, core, pdata, x = _instance(kind, n, seed, 9, 100)
+            m = problem.n_customers
+            for k in range(0, m + 3):
+                removed, partial = _run_both(name, kind, core, pdata, x, k, seed, {})
+                assert check(core, partial, removed) is None
+                assert 1 <= len(removed) <= m
+                if name != "string_removal":
+                    assert len(removed) >= min(max(k, 1), m)
+
+
 def test_defaults_and_invalid_params():
     assert native("string_removal").params == (10.0, 0.5, 0.01)
     assert native("related_removal").params == (6.0,)
