@@ -2,7 +2,7 @@
 # `removed` in removal order and may leave empty routes (the dispatcher drops them). Each has a
 # plain-Python twin (glns.operators.seeds / glns.operators.library) that draws the same random
 # numbers in the same order, so tests compare them move for move.
-from libc.stdlib cimport malloc, free, qsort
+from libc.stdlib cimport malloc, calloc, free, qsort
 from libc.string cimport memmove
 from libc.math cimport pow
 from libc.stdint cimport uint64_t
@@ -122,4 +122,298 @@ cdef int worst_removal(Sol *s, const Inst *inst, int k, double randomness, int *
             _rescore(s, inst, scored, count, b)
     free(scored)
     n_removed[0] = k
+    return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# The operator library: string (SISR), related, route and segment removal.
+#
+# Helpers shared by them. Nodes of one route are "taken" (unrouted and recorded) one by one
+# while the route row is left untouched, then the row is compacted once: cutting a string of
+# any shape (cyclic, split) costs O(route length) instead of one memmove per node.
+
+cdef inline int _clamp_k(int k, int m) noexcept nogil:
+    """The number of nodes to remove: k within [1, m] (a destroy always removes something)."""
+    if k > m:
+        k = m
+    if k < 1:
+        k = 1
+    return k
+
+
+cdef inline int _count_param(double x, int cap) noexcept nogil:
+    """A count parameter as an int in [1, cap] (a huge double must not overflow the cast)."""
+    if x >= cap:
+        return cap
+    if x < 1.0:
+        return 1
+    return <int>x
+
+
+cdef inline void _take(Sol *s, const Inst *inst, int v, int *removed, int *n_removed) noexcept nogil:
+    """Unroute node v and record it; its route row is compacted later by _compact."""
+    s.load[s.route_of[v]] -= inst.demand[v]
+    s.route_of[v] = -1
+    s.pos_of[v] = -1
+    removed[n_removed[0]] = v
+    n_removed[0] += 1
+
+
+cdef void _compact(Sol *s, int r) noexcept nogil:
+    """Drop the taken (unrouted) nodes from route r's row, keeping the order of the others."""
+    cdef int *row = &s.nodes[r * s.stride]
+    cdef int i, v, w = 0
+    for i in range(s.length[r]):
+        v = row[i]
+        if s.route_of[v] == r:
+            row[w] = v
+            s.pos_of[v] = w
+            w += 1
+    s.length[r] = w
+
+
+cdef int _cut_string(Sol *s, const Inst *inst, int c, int lsmax, int limit, double split_rate,
+                     double split_depth, int *removed, int *n_removed,
+                     uint64_t *rng) noexcept nogil:
+    """Cut one SISR string containing node c from its route; returns the number removed.
+
+    Draws, in order: the length l in 1..min(|t|, lsmax, limit); u < split_rate for the split
+    variant; for a split, the preserved count m (see string_removal); the start of the window
+    of l + m nodes that contains c; for a split, the offset of the preserved block.
+    """
+    cdef bint tsp = inst.kind == KIND_TSP
+    cdef int r = s.route_of[c]
+    cdef int p = s.pos_of[c]
+    cdef int L = s.length[r]
+    cdef const int *row = &s.nodes[r * s.stride]
+    cdef int lt = L, l, mm = 0, mmax, w, start, lo, hi, q, i, before = n_removed[0]
+    if lsmax < lt:
+        lt = lsmax
+    if limit < lt:
+        lt = limit
+    l = 1 + rng_below(rng, lt)
+    if rng_uniform(rng) < split_rate and l >= 2:
+        mmax = L - l
+        if lsmax < mmax:
+            mmax = lsmax
+        if mmax >= 1:
+            mm = 1
+            while mm < mmax and rng_uniform(rng) >= split_depth:
+                mm += 1
+    w = l + mm
+    if tsp:   # a tour is a cycle: every placement of the window around c is valid
+        start = p - rng_below(rng, w)
+        if start < 0:
+            start += L
+    else:     # a route is a path: the window must fit between its ends
+        lo = p - w + 1 if p - w + 1 > 0 else 0
+        hi = p if p < L - w else L - w
+        start = lo + rng_below(rng, hi - lo + 1)
+    # preserved block [q, q + mm) strictly inside the window (q = l: no block)
+    q = 1 + rng_below(rng, l - 1) if mm > 0 else l
+    for i in range(w):
+        if q <= i < q + mm:
+            continue
+        _take(s, inst, row[(start + i) % L], removed, n_removed)
+    _compact(s, r)
+    return n_removed[0] - before
+
+
+cdef int string_removal(Sol *s, const Inst *inst, int k, double max_string_len, double split_rate,
+                        double split_depth, int *removed, int *n_removed,
+                        uint64_t *rng) except -1 nogil:
+    """SISR ruin (Christiaens & Vanden Berghe 2020) with average removal k.
+
+    l_max = min(max_string_len, floor(mean route length)) (at least 1); the number of strings
+    k_s is uniform on 1..max(1, floor(4k / (1 + l_max)) - 1) (the paper's floor(U(1, k_s_max + 1))
+    with integer bounds). A seed node is drawn uniformly; its neighbour list (the seed first)
+    is walked and each node still routed whose route is not ruined yet gets a string of
+    l = 1 + below(min(|t|, l_max)) nodes around it, placed uniformly among the windows that
+    contain it. With probability split_rate (when l >= 2) the split variant keeps m >= 1
+    nodes in the middle of an l + m window: m starts at 1 and grows while a uniform draw is
+    >= split_depth, up to min(|t| - l, l_max). VRP: one string per route, stop after k_s
+    routes. TSP (one cyclic route): every string is its own unit; stop after k_s strings or
+    k nodes, the last string clipped so that at most k are removed. When the neighbour list
+    runs out, strings are cut around uniformly drawn routed nodes of unruined routes.
+    """
+    cdef int m = inst.n - inst.first
+    cdef bint tsp = inst.kind == KIND_TSP
+    cdef int r, routes = 0, lsmax, kmax, ks, strings = 0, seed, c, j = -1, total, t
+    cdef int limit = inst.n
+    cdef char *ruined = NULL
+    k = _clamp_k(k, m)
+    n_removed[0] = 0
+    for r in range(s.n_routes):
+        if s.length[r] > 0:
+            routes += 1
+    lsmax = m // routes if routes > 0 else 1
+    if _count_param(max_string_len, inst.n) < lsmax:
+        lsmax = _count_param(max_string_len, inst.n)
+    if lsmax < 1:
+        lsmax = 1
+    kmax = (4 * k) // (1 + lsmax) - 1
+    ks = 1 + rng_below(rng, kmax if kmax > 1 else 1)
+    if not tsp:
+        ruined = <char *> calloc(s.n_routes if s.n_routes > 0 else 1, sizeof(char))
+        if ruined == NULL:
+            with gil:
+                raise MemoryError()
+    seed = inst.first + rng_below(rng, m)
+    while strings < ks and (not tsp or n_removed[0] < k):
+        if j < inst.n_neigh:
+            c = seed if j < 0 else inst.neigh[seed * inst.n_neigh + j]
+            j += 1
+            if s.route_of[c] < 0 or (not tsp and ruined[s.route_of[c]]):
+                continue
+        elif tsp:
+            c = s.nodes[rng_below(rng, s.length[0])]
+        else:
+            total = 0
+            for r in range(s.n_routes):
+                if not ruined[r]:
+                    total += s.length[r]
+            if total == 0:
+                break
+            t = rng_below(rng, total)
+            r = 0
+            while ruined[r] or t >= s.length[r]:
+                if not ruined[r]:
+                    t -= s.length[r]
+                r += 1
+            c = s.nodes[r * s.stride + t]
+        if tsp:
+            limit = k - n_removed[0]
+        else:
+            ruined[s.route_of[c]] = 1
+        _cut_string(s, inst, c, lsmax, limit, split_rate, split_depth, removed, n_removed, rng)
+        strings += 1
+    free(ruined)
+    return 0
+
+
+cdef int related_removal(Sol *s, const Inst *inst, int k, double randomness, int *removed,
+                         int *n_removed, uint64_t *rng) except -1 nogil:
+    """Shaw removal by distance only (no demand term): a uniform first node, then k - 1 times
+    a uniformly drawn removed node r and the still-routed neighbour of rank
+    floor(y^randomness * a) among the a routed nodes of r's neighbour list (nearest first);
+    a uniform routed node when none of r's listed neighbours is routed. Only route_of is read
+    while choosing, so nodes are taken and each touched route is compacted once at the end:
+    O(k * n_neigh + touched route lengths)."""
+    cdef int m = inst.n - inst.first
+    cdef int count = 0, r, j, avail, idx, v, t
+    cdef const int *row
+    cdef char *touched = <char *> calloc(s.n_routes if s.n_routes > 0 else 1, sizeof(char))
+    if touched == NULL:
+        with gil:
+            raise MemoryError()
+    k = _clamp_k(k, m)
+    v = inst.first + rng_below(rng, m)
+    touched[s.route_of[v]] = 1
+    _take(s, inst, v, removed, &count)
+    while count < k:
+        r = removed[rng_below(rng, count)]
+        row = &inst.neigh[r * inst.n_neigh]
+        avail = 0
+        for j in range(inst.n_neigh):
+            if s.route_of[row[j]] >= 0:
+                avail += 1
+        if avail > 0:
+            idx = <int>(pow(rng_uniform(rng), randomness) * avail)
+            if idx >= avail:
+                idx = avail - 1
+            j = 0
+            while True:
+                if s.route_of[row[j]] >= 0:
+                    if idx == 0:
+                        break
+                    idx -= 1
+                j += 1
+            v = row[j]
+        else:   # rare: only when the list is shorter than the instance (n > n_neigh + 1)
+            t = rng_below(rng, m - count)
+            v = inst.first
+            while True:
+                if s.route_of[v] >= 0:
+                    if t == 0:
+                        break
+                    t -= 1
+                v += 1
+        touched[s.route_of[v]] = 1
+        _take(s, inst, v, removed, &count)
+    for r in range(s.n_routes):
+        if touched[r]:
+            _compact(s, r)
+    free(touched)
+    n_removed[0] = count
+    return 0
+
+
+cdef int route_removal(Sol *s, const Inst *inst, int k, int *removed, int *n_removed,
+                       uint64_t *rng) except -1 nogil:
+    """VRP only: remove every customer of uniformly drawn routes (each customer in route
+    order) until at least k are removed; the last route may overshoot k."""
+    if inst.kind == KIND_TSP:
+        with gil:
+            raise ValueError("route_removal needs a CVRP or OVRP: a TSP tour is a single route")
+    cdef int m = inst.n - inst.first
+    cdef int r, i, j, nr = 0
+    cdef int *ids = <int *> malloc((s.n_routes if s.n_routes > 0 else 1) * sizeof(int))
+    if ids == NULL:
+        with gil:
+            raise MemoryError()
+    k = _clamp_k(k, m)
+    n_removed[0] = 0
+    for r in range(s.n_routes):
+        if s.length[r] > 0:
+            ids[nr] = r
+            nr += 1
+    while n_removed[0] < k and nr > 0:
+        j = rng_below(rng, nr)
+        r = ids[j]
+        nr -= 1
+        ids[j] = ids[nr]
+        for i in range(s.length[r]):
+            _take(s, inst, s.nodes[r * s.stride + i], removed, n_removed)
+        s.length[r] = 0
+    free(ids)
+    return 0
+
+
+cdef int segment_removal(Sol *s, const Inst *inst, int k, double segments, int *removed,
+                         int *n_removed, uint64_t *rng) except -1 nogil:
+    """Remove exactly k nodes as g = min(segments, k) contiguous segments; segment i has
+    k // g nodes, one more for i < k % g. TSP: a segment starts at a uniform position of the
+    current tour and runs forward cyclically. VRP: a segment is placed around a uniformly drawn
+    routed node, as far forward as its route allows (start = min(pos, |t| - len)); a segment
+    longer than its route takes the whole route and continues around a new uniformly drawn
+    routed node (necessarily in another route)."""
+    cdef int m = inst.n - inst.first
+    cdef bint tsp = inst.kind == KIND_TSP
+    cdef int g, i, need, r, p, L, t, start, x
+    cdef const int *row
+    k = _clamp_k(k, m)
+    g = _count_param(segments, k)
+    n_removed[0] = 0
+    for i in range(g):
+        need = k // g + (1 if i < k % g else 0)
+        while need > 0:
+            if tsp:
+                r = 0
+                L = s.length[0]
+                t = need
+                start = rng_below(rng, L)
+            else:
+                p = rng_below(rng, m - n_removed[0])
+                r = 0
+                while p >= s.length[r]:
+                    p -= s.length[r]
+                    r += 1
+                L = s.length[r]
+                t = need if need < L else L
+                start = p if p < L - t else L - t
+            row = &s.nodes[r * s.stride]
+            for x in range(t):
+                _take(s, inst, row[(start + x) % L], removed, n_removed)
+            _compact(s, r)
+            need -= t
     return 0

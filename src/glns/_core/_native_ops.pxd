@@ -7,6 +7,10 @@ from glns._core._types cimport Inst, Sol
 cdef enum:
     OP_RANDOM_REMOVAL = 0
     OP_WORST_REMOVAL = 1
+    OP_STRING_REMOVAL = 2
+    OP_RELATED_REMOVAL = 3
+    OP_ROUTE_REMOVAL = 4
+    OP_SEGMENT_REMOVAL = 5
     OP_GREEDY_INSERTION = 100
 
 # Every native operator takes N_PARAMS doubles (unused ones are ignored).

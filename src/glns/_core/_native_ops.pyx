@@ -7,9 +7,14 @@ from glns._core._types cimport Inst, Sol, KIND_TSP
 from glns._core._instance cimport CoreInstance
 from glns._core._solution cimport Solution, sol_drop_empty, sol_cost
 from glns._core._destroy cimport random_removal, worst_removal
+from glns._core._destroy cimport string_removal, related_removal, route_removal, segment_removal
 from glns._core._repair cimport greedy_insertion
 
 NATIVE_DESTROY = {"random_removal": OP_RANDOM_REMOVAL, "worst_removal": OP_WORST_REMOVAL}
+NATIVE_DESTROY["string_removal"] = OP_STRING_REMOVAL
+NATIVE_DESTROY["related_removal"] = OP_RELATED_REMOVAL
+NATIVE_DESTROY["route_removal"] = OP_ROUTE_REMOVAL
+NATIVE_DESTROY["segment_removal"] = OP_SEGMENT_REMOVAL
 NATIVE_REPAIR = {"greedy_insertion": OP_GREEDY_INSERTION}
 PARAMS_PER_OPERATOR = N_PARAMS
 
@@ -21,6 +26,14 @@ cdef int native_destroy(int code, const double *params, Sol *s, const Inst *inst
         random_removal(s, inst, k, removed, n_removed, rng)
     elif code == OP_WORST_REMOVAL:
         worst_removal(s, inst, k, params[0], removed, n_removed, rng)
+    elif code == OP_STRING_REMOVAL:
+        string_removal(s, inst, k, params[0], params[1], params[2], removed, n_removed, rng)
+    elif code == OP_RELATED_REMOVAL:
+        related_removal(s, inst, k, params[0], removed, n_removed, rng)
+    elif code == OP_ROUTE_REMOVAL:
+        route_removal(s, inst, k, removed, n_removed, rng)
+    elif code == OP_SEGMENT_REMOVAL:
+        segment_removal(s, inst, k, params[0], removed, n_removed, rng)
     else:
         with gil:
             raise ValueError(f"unknown native destroy operator {code}")

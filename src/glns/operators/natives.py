@@ -54,6 +54,24 @@ NATIVE_OPERATORS: dict[str, NativeSpec] = {
         "destroy",
         (Param("randomness", 3.0, 1.0, doc="exponent p: rank floor(y^p m) by saving; large p is greedy"),),
         doc="nodes with the largest removal saving, randomised (paper seed)"),
+    "string_removal": NativeSpec(
+        "destroy",
+        (Param("max_string_len", 10.0, 1.0, integer=True, doc="longest string cut from one route (SISR L_max)"),
+         Param("split_rate", 0.5, 0.0, 1.0, doc="probability of the split-string variant (SISR alpha)"),
+         Param("split_depth", 0.01, 0.0, 1.0,
+               doc="the preserved block grows while a uniform draw is >= this (SISR beta); small = long")),
+        doc="SISR ruin: strings cut from routes near a random seed customer, about k nodes"),
+    "related_removal": NativeSpec(
+        "destroy",
+        (Param("randomness", 6.0, 1.0, doc="exponent p: rank floor(y^p a) among routed neighbours; large p is greedy"),),
+        doc="Shaw removal by distance: nodes near already removed ones, k nodes"),
+    "route_removal": NativeSpec(
+        "destroy", problems=frozenset({"cvrp", "ovrp"}),
+        doc="all customers of random routes until at least k are removed (VRP only)"),
+    "segment_removal": NativeSpec(
+        "destroy",
+        (Param("segments", 1.0, 1.0, integer=True, doc="number of contiguous segments sharing the k nodes"),),
+        doc="contiguous segments of k nodes in total at random positions"),
     "greedy_insertion": NativeSpec("repair", doc="cheapest position, in removal order (paper seed)"),
 }
 
