@@ -295,3 +295,10 @@ def test_solve_mixes_library_and_python_twin():
                         repair="greedy_insertion", iterations=40, seed=1)
     problem.check(result.solution)
     assert all(s.failures == 0 for s in result.destroy_stats)
+
+
+def test_operator_for_another_problem_kind_is_refused_before_the_run():
+    from glns.exceptions import OperatorError
+    problem = make_problem("tsp", 12, 0, 30)
+    with pytest.raises(OperatorError, match="'route_removal' does not handle TSP \\(only CVRP, OVRP\\)"):
+        glns.solve(problem, "route_removal", "greedy_insertion", iterations=5)

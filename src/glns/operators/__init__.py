@@ -43,6 +43,11 @@ class Operator:
         if self.is_native:
             from glns._core._native_ops import NATIVE_DESTROY, NATIVE_REPAIR
 
+            supported = NATIVE_OPERATORS[self.native_name].problems
+            if problem.kind not in supported:
+                raise OperatorError(f"native operator {self.native_name!r} does not handle "
+                                    f"{problem.kind.upper()} (only {', '.join(sorted(k.upper() for k in supported))})")
+
             codes = NATIVE_DESTROY if self.kind == "destroy" else NATIVE_REPAIR
             return _BoundNative(codes[self.native_name], self.params)
         return BoundPythonOperator(self.func, problem.problem_data(), self.convention, timeout)
