@@ -1,0 +1,92 @@
+"""Compare native operator portfolios on generated tuning instances (never the test sets).
+
+The default portfolio of ``glns.solve`` was chosen with this script: every candidate runs on
+the same generated instances (seeds 10_000 + i, disjoint from the paper's test and training
+sets), at the paper's budget of 500 iterations and, with --time-limit, at a wall-time budget.
+
+Usage: python tools/tune_portfolio.py --problem cvrp --sizes 50 100 --instances 16 \
+           --candidates default seeds-paper sisr sisr-ls
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from concurrent.futures import ProcessPoolExecutor
+from typing import Any, Callable
+
+import numpy as np
+
+import glns
+from glns import operators as ops
+from glns.datasets import generate_cvrp, generate_ovrp, generate_tsp
+
+TUNING_SEED = 10_000
+
+
+def _instance(kind: str, n: int, i: int) -> glns.Problem:
+    gen: Callable[..., glns.Problem] = {"tsp": generate_tsp, "cvrp": generate_cvrp, "ovrp": generate_ovrp}[kind]
+    return gen(n, TUNING_SEED + i)
+
+
+def candidates(kind: str) -> dict[str, dict[str, Any]]:
+    """Named solve() keyword sets. Edit freely: this is a lab bench, not an API."""
+    vrp = kind != "tsp"
+    P = glns.SolveParams
+    A = glns.AutoTemperature
+    ls = dict(local_search=1)
+    return {
+        "default": {},
+        "seeds-paper": dict(destroy=["random_removal", "worst_removal"], repair="greedy_insertion",
+                            params=P.paper()),
+        "sisr": dict(destroy="string_removal", repair=ops.native("blink_insertion", order=4),
+                     params=P(destroy_fraction=(0.05, 0.2), max_destroy=30)),
+        "sisr-ls": dict(destroy="string_removal", repair=ops.native("blink_insertion", order=4, **ls),
+                        params=P(destroy_fraction=(0.05, 0.2), max_destroy=30)),
+        "mix-ls": dict(destroy=["string_removal", "related_removal", "random_removal"] + (["route_removal"] if vrp else []),
+                       repair=[ops.native("blink_insertion", order=4, **ls), ops.native("regret_insertion", k=2, **ls)],
+                       params=P(destroy_fraction=(0.05, 0.25), max_destroy=30)),
+    }
+
+
+def _run(task: tuple[str, int, int, str, dict[str, Any]]) -> tuple[float, float, int]:
+    kind, n, i, name, budget = task
+    problem = _instance(kind, n, i)
+    kwargs = candidates(kind)[name]
+    t = time.perf_counter()
+    res = glns.solve(problem, seed=i, **kwargs, **budget)
+    problem.check(res.solution)
+    return res.cost, time.perf_counter() - t, res.iterations
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--problem", default="cvrp", choices=["tsp", "cvrp", "ovrp"])
+    ap.add_argument("--sizes", type=int, nargs="+", default=[50, 100])
+    ap.add_argument("--instances", type=int, default=16)
+    ap.add_argument("--iterations", type=int, default=500)
+    ap.add_argument("--time-limit", type=float, default=None)
+    ap.add_argument("--workers", type=int, default=1)
+    ap.add_argument("--candidates", nargs="+", default=None)
+    args = ap.parse_args()
+    names = args.candidates or list(candidates(args.problem))
+    budget = {"time_limit": args.time_limit} if args.time_limit else {"iterations": args.iterations}
+    print(f"{args.problem.upper()}, {args.instances} tuning instances, budget {budget}")
+    print("| candidate | " + " | ".join(str(n) for n in args.sizes) + " |")
+    print("|---|" + "---|" * len(args.sizes))
+    for name in names:
+        cells = []
+        for n in args.sizes:
+            tasks = [(args.problem, n, i, name, budget) for i in range(args.instances)]
+            if args.workers > 1:
+                with ProcessPoolExecutor(args.workers) as pool:
+                    out = list(pool.map(_run, tasks))
+            else:
+                out = [_run(t) for t in tasks]
+            costs, secs, iters = (np.array(c) for c in zip(*out))
+            cells.append(f"{costs.mean():.4f} ({1000 * np.median(secs):.0f} ms, {np.median(iters):.0f} it)")
+        print(f"| {name} | " + " | ".join(cells) + " |", flush=True)
+
+
+if __name__ == "__main__":
+    main()
