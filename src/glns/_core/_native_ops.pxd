@@ -8,6 +8,7 @@ cdef enum:
     OP_RANDOM_REMOVAL = 0
     OP_WORST_REMOVAL = 1
     OP_GREEDY_INSERTION = 100
+    OP_BLINK_INSERTION = 101
 
 # Every native operator takes N_PARAMS doubles (unused ones are ignored).
 cdef enum:

@@ -1,0 +1,9 @@
+"""Plain-Python twins of the native operator library (``glns._core``).
+
+Each function follows the operator contract of SPEC §3 plus ``rng=random`` and the native
+operator's parameters as keywords. Given a ``glns.rng.SplitMix64`` it draws the same random
+numbers in the same order as its native twin and returns exactly what the native operator
+returns; with the default ``rng=random`` it is an ordinary (slow) Python operator.
+"""
+
+from glns.operators.library import repair as repair
