@@ -12,6 +12,7 @@ cdef enum:
     OP_ROUTE_REMOVAL = 4
     OP_SEGMENT_REMOVAL = 5
     OP_GREEDY_INSERTION = 100
+    OP_BLINK_INSERTION = 101
 
 # Every native operator takes N_PARAMS doubles (unused ones are ignored).
 cdef enum:

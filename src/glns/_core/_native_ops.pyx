@@ -9,6 +9,7 @@ from glns._core._solution cimport Solution, sol_drop_empty, sol_cost
 from glns._core._destroy cimport random_removal, worst_removal
 from glns._core._destroy cimport string_removal, related_removal, route_removal, segment_removal
 from glns._core._repair cimport greedy_insertion
+from glns._core._repair cimport blink_insertion
 
 NATIVE_DESTROY = {"random_removal": OP_RANDOM_REMOVAL, "worst_removal": OP_WORST_REMOVAL}
 NATIVE_DESTROY["string_removal"] = OP_STRING_REMOVAL
@@ -16,6 +17,7 @@ NATIVE_DESTROY["related_removal"] = OP_RELATED_REMOVAL
 NATIVE_DESTROY["route_removal"] = OP_ROUTE_REMOVAL
 NATIVE_DESTROY["segment_removal"] = OP_SEGMENT_REMOVAL
 NATIVE_REPAIR = {"greedy_insertion": OP_GREEDY_INSERTION}
+NATIVE_REPAIR["blink_insertion"] = OP_BLINK_INSERTION
 PARAMS_PER_OPERATOR = N_PARAMS
 
 
@@ -47,6 +49,8 @@ cdef int native_repair(int code, const double *params, Sol *s, const Inst *inst,
     """Insert the removed nodes into the partial solution s (in place) and update its cost."""
     if code == OP_GREEDY_INSERTION:
         greedy_insertion(s, inst, removed, n_removed)
+    elif code == OP_BLINK_INSERTION:
+        blink_insertion(s, inst, removed, n_removed, params[0], params[1], params[2], rng)
     else:
         with gil:
             raise ValueError(f"unknown native repair operator {code}")

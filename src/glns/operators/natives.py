@@ -73,6 +73,15 @@ NATIVE_OPERATORS: dict[str, NativeSpec] = {
         (Param("segments", 1.0, 1.0, integer=True, doc="number of contiguous segments sharing the k nodes"),),
         doc="contiguous segments of k nodes in total at random positions"),
     "greedy_insertion": NativeSpec("repair", doc="cheapest position, in removal order (paper seed)"),
+    "blink_insertion": NativeSpec(
+        "repair",
+        (Param("order", 4, 0, 4, integer=True,
+               doc="0 random, 1 demand desc (TSP: random), 2 far from depot first, 3 close first, "
+                   "4 one of 0..3 drawn per call (SISR)"),
+         Param("blink_rate", 0.01, 0.0, 1.0, doc="probability of skipping each evaluated position"),
+         Param("neighbours", 0, 0, integer=True,
+               doc="granular: only positions next to the node's G nearest neighbours (0 = all)")),
+        doc="SISR recreate: cheapest position in a sorted order, positions skipped at random"),
 }
 
 

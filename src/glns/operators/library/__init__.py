@@ -7,3 +7,4 @@ returns; with the default ``rng=random`` it is an ordinary (slow) Python operato
 """
 
 from glns.operators.library import destroy as destroy
+from glns.operators.library import repair as repair

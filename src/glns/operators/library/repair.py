@@ -1,0 +1,202 @@
+"""Library repair operators: SISR blink insertion and regret-k insertion (twins of ``_repair.pyx``).
+
+Both take the contract of SPEC §3, ``repair(partial, removed, problem_data) -> complete``, with a
+TSP tour (a list) or a VRP route list, plus ``rng=random`` and the native parameters as
+keywords. Internally a tour is one cyclic route, exactly as in the core, and every insertion
+cost is the core's ``insertion_delta`` evaluated in the same floating-point order.
+
+VRP rules (as greedy_insertion): capacity must hold; vehicles are unlimited, so opening a new
+route is a candidate costing ``new_route_cost`` (in an open VRP it can be the cheapest) and the
+fallback when a node fits nowhere. Ties go to the first route, then the first position.
+
+Granular option (``neighbours = G > 0``): a node is only tried at the positions directly before
+or after one of its G nearest neighbours (``glns.neighbours.nearest_neighbours``, the core's
+table) plus the new-route option; when none of those positions is available (the neighbours
+are unrouted or their routes lack room) the full scan is used instead.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from typing import Any
+
+import numpy as np
+
+from glns.neighbours import nearest_neighbours
+
+__all__ = ["blink_insertion", "regret_insertion", "ORDER_RANDOM", "ORDER_DEMAND", "ORDER_FAR",
+           "ORDER_CLOSE", "ORDER_SISR"]
+
+#: blink_insertion orders: random shuffle, demand descending (TSP: random), distance to the
+#: depot descending (TSP: to node 0), distance ascending, one of those four drawn per call
+ORDER_RANDOM, ORDER_DEMAND, ORDER_FAR, ORDER_CLOSE, ORDER_SISR = range(5)
+
+
+class _Partial:
+    """A partial solution being completed, with the core's insertion costs and node index."""
+
+    def __init__(self, partial: Any, problem_data: dict[str, Any], neighbours: float) -> None:
+        self.d = problem_data["distance_matrix"]
+        self.vrp = "demands" in problem_data
+        self.open = bool(problem_data.get("open_routes", False))
+        if self.vrp:
+            self.q = [int(x) for x in problem_data["demands"]]
+            self.capacity = int(problem_data["capacity"])
+            # the core drops the empty routes of a partial solution when it loads it
+            self.routes = [list(route) for route in partial if len(route) > 0]
+            self.loads = [sum(self.q[c] for c in route) for route in self.routes]
+        else:
+            self.routes = [list(partial)]
+            self.loads = [0]
+        self.where: dict[int, tuple[int, int]] = {}   # routed node -> (route, index)
+        for r in range(len(self.routes)):
+            self._index(r)
+        self.neigh: list[list[int]] = []
+        if neighbours > 0:
+            table = nearest_neighbours(np.asarray(self.d), 1 if self.vrp else 0)
+            g = min(int(neighbours), table.shape[1])
+            if g > 0:
+                self.neigh = table[:, :g].tolist()
+
+    def _index(self, r: int) -> None:
+        for i, c in enumerate(self.routes[r]):
+            self.where[c] = (r, i)
+
+    def fits(self, v: int, r: int) -> bool:
+        return not self.vrp or self.loads[r] + self.q[v] <= self.capacity
+
+    def arc(self, a: int, b: int | None) -> float:
+        """a -> b; b is None at the end of a VRP route (back to the depot unless open)."""
+        if b is None:
+            return 0.0 if self.open else self.d[a, 0]
+        return self.d[a, b]
+
+    def new_route_cost(self, v: int) -> float:
+        return self.arc(0, v) + self.arc(v, None)
+
+    def delta(self, v: int, r: int, pos: int) -> float:
+        """Cost change of putting v at index pos of route r (the core's insertion_delta)."""
+        route = self.routes[r]
+        n = len(route)
+        if not self.vrp:
+            if n == 0:
+                return self.d[v, v]
+            a = route[pos - 1] if pos > 0 else route[n - 1]
+            b = route[pos] if pos < n else route[0]
+            return self.d[a, v] + self.d[v, b] - self.d[a, b]
+        if n == 0:
+            return self.new_route_cost(v)
+        a = route[pos - 1] if pos > 0 else 0
+        b = route[pos] if pos < n else None
+        return self.arc(a, v) + self.arc(v, b) - self.arc(a, b)
+
+    def positions(self, r: int) -> range:
+        """Distinct positions of route r; in a tour, position len closes the edge of position 0."""
+        n = len(self.routes[r])
+        return range(n if (not self.vrp and n > 0) else n + 1)
+
+    def after(self, r: int, p: int) -> tuple[int, int | None]:
+        """The position after index p of route r and the node there (None: the route end)."""
+        route = self.routes[r]
+        q = p + 1
+        if not self.vrp:
+            q = q % len(route)
+            return q, route[q]
+        return q, (route[q] if q < len(route) else None)
+
+    def insert(self, v: int, r: int, pos: int) -> None:
+        """Route v at index pos of route r; r == number of routes opens a new route."""
+        if r == len(self.routes):
+            self.routes.append([])
+            self.loads.append(0)
+        self.routes[r].insert(pos, v)
+        if self.vrp:
+            self.loads[r] += self.q[v]
+        self._index(r)
+
+    def result(self) -> Any:
+        return [list(route) for route in self.routes] if self.vrp else list(self.routes[0])
+
+
+# ------------------------------------------------------------------------------------------
+# blink insertion (SISR recreate)
+
+def _insertion_order(st: _Partial, removed: list[int], order: int, rng: Any) -> list[int]:
+    if order == ORDER_SISR:
+        order = rng.randrange(4)
+    if order == ORDER_DEMAND and not st.vrp:
+        order = ORDER_RANDOM
+    todo = list(removed)
+    if order == ORDER_RANDOM:
+        for i in range(len(todo) - 1, 0, -1):
+            j = rng.randrange(i + 1)
+            todo[i], todo[j] = todo[j], todo[i]
+        return todo
+    if order == ORDER_DEMAND:
+        return sorted(todo, key=lambda v: (-st.q[v], v))
+    sign = -1.0 if order == ORDER_FAR else 1.0
+    return sorted(todo, key=lambda v: (sign * st.d[0, v], v))
+
+
+def _blinks(rate: float, rng: Any) -> bool:
+    return rate > 0 and rng.random() < rate
+
+
+def _blink_scan_all(st: _Partial, v: int, rate: float, rng: Any, best: tuple) -> tuple:
+    for r in range(len(st.routes)):
+        if not st.fits(v, r):
+            continue
+        for pos in st.positions(r):
+            if not _blinks(rate, rng):
+                best = min(best, (st.delta(v, r, pos), r, pos))   # ties: first route, position
+    return best
+
+
+def _blink_scan_granular(st: _Partial, v: int, rate: float, rng: Any, best: tuple) -> tuple:
+    near = st.neigh[v]
+    marked = set(near)
+    for x in near:
+        if x not in st.where:
+            continue
+        r, p = st.where[x]
+        if not st.fits(v, r):
+            continue
+        if not _blinks(rate, rng):
+            best = min(best, (st.delta(v, r, p), r, p))
+        q, nxt = st.after(r, p)
+        if nxt in marked:      # that position is the one before nxt: offered there
+            continue
+        if not _blinks(rate, rng):
+            best = min(best, (st.delta(v, r, q), r, q))
+    return best
+
+
+def blink_insertion(partial, removed, problem_data, rng=random, order=ORDER_SISR, blink_rate=0.01,
+                    neighbours=0):
+    """Insert the removed nodes one by one, in a sorted order, each at its cheapest position,
+    where every position considered is skipped ("blinks") with probability blink_rate.
+
+    This is the recreate step of SISR (Christiaens & Vanden Berghe, 2020). order: 0 random,
+    1 demand descending, 2 farthest from the depot first, 3 closest first, 4 one of these drawn
+    per call; ties by node id. One random number per evaluated position (none if the rate is
+    0); the new-route option never blinks. When every position blinks, a customer opens a new
+    route and a city takes its cheapest position.
+    """
+    st = _Partial(partial, problem_data, neighbours)
+    for v in _insertion_order(st, list(removed), int(order), rng):
+        if not st.vrp and not st.routes[0]:
+            st.insert(v, 0, 0)
+            continue
+        best = (math.inf, -1, 0)
+        if st.neigh:
+            best = _blink_scan_granular(st, v, blink_rate, rng, best)
+        if best[1] < 0:
+            best = _blink_scan_all(st, v, blink_rate, rng, best)
+        if best[1] < 0 and not st.vrp:
+            best = _blink_scan_all(st, v, 0.0, rng, best)
+        cost, r, pos = best
+        if st.vrp and (r < 0 or st.new_route_cost(v) < cost):
+            r, pos = len(st.routes), 0
+        st.insert(v, r, pos)
+    return st.result()
