@@ -10,6 +10,7 @@ from glns._core._destroy cimport random_removal, worst_removal
 from glns._core._destroy cimport string_removal, related_removal, route_removal, segment_removal
 from glns._core._repair cimport greedy_insertion
 from glns._core._repair cimport blink_insertion
+from glns._core._local_search cimport local_search
 
 NATIVE_DESTROY = {"random_removal": OP_RANDOM_REMOVAL, "worst_removal": OP_WORST_REMOVAL}
 NATIVE_DESTROY["string_removal"] = OP_STRING_REMOVAL
@@ -54,6 +55,9 @@ cdef int native_repair(int code, const double *params, Sol *s, const Inst *inst,
     else:
         with gil:
             raise ValueError(f"unknown native repair operator {code}")
+    # params[3] of every repair operator: end with the local search from the reinserted nodes
+    if params[3] != 0:
+        local_search(s, inst, removed, n_removed)
     s.cost = sol_cost(s, inst)
     return 0
 

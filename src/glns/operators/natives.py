@@ -85,14 +85,37 @@ NATIVE_OPERATORS: dict[str, NativeSpec] = {
 }
 
 
+#: Parameters every repair operator takes after its own ones, at fixed positions of the core's
+#: parameter vector: a repair operator has at most REPAIR_OWN_SLOTS own parameters (unused slots
+#: are 0), so ``local_search`` is always params[3] whatever the operator.
+__all__ += ["REPAIR_OWN_SLOTS", "REPAIR_COMMON"]
+REPAIR_OWN_SLOTS = 3
+REPAIR_COMMON: tuple[Param, ...] = (
+    Param("local_search", 0, 0, 1, integer=True,
+          doc="1: end with the native local search (2-opt/or-opt for TSP; relocate, swap, "
+              "2-opt, 2-opt* for VRP) started from the reinserted nodes; 0: off (paper preset)"),
+)
+
+
 def native_params(name: str, given: dict[str, float]) -> tuple[float, ...]:
     """The parameter vector of native operator `name`: defaults overridden by `given`, checked."""
     if name not in NATIVE_OPERATORS:
         raise OperatorError(f"unknown native operator {name!r}; choose from {sorted(NATIVE_OPERATORS)}")
     spec = NATIVE_OPERATORS[name]
     known = {p.name: p for p in spec.params}
+    if spec.kind == "repair":
+        known.update({p.name: p for p in REPAIR_COMMON})
     for key in given:
         if key not in known:
             names = sorted(known) or "none"
             raise OperatorError(f"native operator {name!r} has no parameter {key!r} (parameters: {names})")
+    if spec.kind == "repair":
+        own = tuple(p.check(name, given.get(p.name, p.default)) for p in spec.params)
+        padding = (0.0,) * (REPAIR_OWN_SLOTS - len(own))
+        return own + padding + tuple(p.check(name, given.get(p.name, p.default)) for p in REPAIR_COMMON)
     return tuple(p.check(name, given.get(p.name, p.default)) for p in spec.params)
+
+
+for _name, _spec in NATIVE_OPERATORS.items():  # the fixed repair slots must stay free
+    if _spec.kind == "repair" and len(_spec.params) > REPAIR_OWN_SLOTS:
+        raise ImportError(f"native repair {_name!r} has more than {REPAIR_OWN_SLOTS} own parameters")

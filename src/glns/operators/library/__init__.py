@@ -1,4 +1,4 @@
-"""Plain-Python twins of the native operator library (``glns._core``).
+"""Plain-Python twins and references of the native operator library (``glns._core``).
 
 Each function follows the operator contract of SPEC §3 plus ``rng=random`` and the native
 operator's parameters as keywords. Given a ``glns.rng.SplitMix64`` it draws the same random
@@ -8,3 +8,4 @@ returns; with the default ``rng=random`` it is an ordinary (slow) Python operato
 
 from glns.operators.library import destroy as destroy
 from glns.operators.library import repair as repair
+from glns.operators.library import local_search as local_search

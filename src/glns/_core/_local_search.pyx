@@ -1,0 +1,559 @@
+# Native local search: improves a complete feasible solution in place by first-improvement
+# moves until no move of its neighbourhoods improves.
+#
+# Neighbourhoods (every move puts a node next to one of its LS_NEIGHBOURS nearest neighbours):
+#   TSP   2-opt (both edge pairs around v and w) and or-opt (a segment of 1..3 cities that starts
+#         or ends at v, moved next to w, in both orientations). On an asymmetric matrix only the
+#         moves whose delta is exact there remain: or-opt without reversal (a reversed path costs
+#         something else backwards, so 2-opt and reversed or-opt are off).
+#   VRP   relocate (v next to w, in any route with room, or alone in a new route), swap (v and w
+#         of different routes), intra-route 2-opt (segment reversal; in an OVRP reversing a
+#         suffix or a whole route is a real move because the route has no last arc), and 2-opt*
+#         (two routes exchange their tails; capacity from prefix loads). 2-opt is off on an
+#         asymmetric matrix; the others are exact there.
+#
+# Every move is priced with an O(1) delta using the `arc` convention of _solution.pyx (END is
+# the depot for CVRP and nothing for OVRP; an empty route costs nothing). A move is taken when
+# its delta is below -eps, eps = LS_REL_EPS * (cost at the start): the threshold makes each move
+# a real improvement despite rounding, so the search cannot cycle.
+#
+# Scan order (fixed, so the plain-Python reference glns.operators.library.local_search makes the
+# same moves): a FIFO queue of nodes whose don't-look bit is clear, initially `touched` in the
+# given order (all nodes ascending when n_touched < 0). A node is taken from the queue and its
+# moves are tried in the order written in _tsp_try / _vrp_try; the first improving one is applied
+# and the end nodes of the move (the nodes whose adjacent arcs changed, in the order listed at
+# each move) are queued again unless queued already. With n_touched < 0 the search ends only
+# after a full sweep over all nodes finds nothing, so the result is a local optimum of the
+# neighbourhoods; with a touched list it is the usual don't-look-bit approximation (a node whose
+# moves became improving only through changes elsewhere, e.g. a route load, is not re-examined).
+from libc.stdlib cimport malloc, free
+from libc.string cimport memcpy
+from libc.stdint cimport int64_t
+
+from glns._core._types cimport Inst, Sol, KIND_TSP, KIND_CVRP, KIND_OVRP
+from glns._core._solution cimport (Solution, sol_remove, sol_insert, sol_new_route,
+                                   sol_drop_empty, sol_cost, removal_delta, new_route_cost)
+from glns._core._instance cimport CoreInstance
+
+cdef enum:
+    END = -1      # the end of a VRP route: the depot for CVRP, nothing for OVRP
+
+# A move must improve by more than this fraction of the starting cost (rounding guard).
+cdef double LS_REL_EPS = 1e-12
+
+NEIGHBOURS = LS_NEIGHBOURS
+REL_EPS = LS_REL_EPS
+
+
+cdef struct Work:
+    Sol *s
+    const Inst *inst
+    int K               # neighbour columns used
+    double eps          # improvement threshold
+    int *queue          # ring buffer of nodes with a clear don't-look bit (n slots)
+    int head
+    int count
+    char *inq           # inq[v]: v is in the queue
+    int64_t *pre        # VRP: load of v's route from its start up to and including v
+    int *tmp            # scratch: max(n, 2 * stride) ints
+
+
+cdef inline double arc(const Inst *inst, int a, int b) noexcept nogil:
+    """Cost of travelling a -> b, where b == END means 'finish the route'."""
+    if b == END:
+        if inst.kind == KIND_OVRP:
+            return 0.0
+        return inst.dist[a * inst.n]
+    return inst.dist[a * inst.n + b]
+
+
+cdef inline void _push(Work *w, int v) noexcept nogil:
+    """Clear v's don't-look bit (queue it); the depot and END are never queued."""
+    if v < w.inst.first or w.inq[v]:
+        return
+    w.inq[v] = 1
+    w.queue[(w.head + w.count) % w.inst.n] = v
+    w.count += 1
+
+
+cdef inline int _pop(Work *w) noexcept nogil:
+    cdef int v = w.queue[w.head]
+    w.head = (w.head + 1) % w.inst.n
+    w.count -= 1
+    w.inq[v] = 0
+    return v
+
+
+# ---------------------------------------------------------------------------------- TSP
+
+cdef inline int _t_at(const Sol *s, int p) noexcept nogil:
+    """City at tour position p, read cyclically (p may be out of range by less than L)."""
+    cdef int L = s.length[0]
+    if p >= L:
+        p -= L
+    elif p < 0:
+        p += L
+    return s.nodes[p]
+
+
+cdef void _tsp_two_opt(Sol *s, int x, int y) noexcept nogil:
+    """Replace arcs (x, succ x), (y, succ y) by (x, y), (succ x, succ y): reverse the path
+    succ x .. y, or the complementary path succ y .. x when that one is shorter."""
+    cdef int L = s.length[0]
+    cdef int *row = s.nodes
+    cdef int i = (s.pos_of[x] + 1) % L
+    cdef int j = s.pos_of[y]
+    cdef int m = (j - i + L) % L + 1
+    cdef int k, a, b, t
+    if 2 * m > L:
+        i = (s.pos_of[y] + 1) % L
+        j = s.pos_of[x]
+        m = L - m
+    for k in range(m // 2):
+        a = (i + k) % L
+        b = (j - k + L) % L
+        t = row[a]
+        row[a] = row[b]
+        row[b] = t
+        s.pos_of[row[a]] = a
+        s.pos_of[row[b]] = b
+
+
+cdef void _tsp_move_segment(Work *w, int s0, int l, int a, bint rev) noexcept nogil:
+    """Move the l cities from s0 on to just after city a (in the tour without them), reversed
+    when rev. One pass over the array keeps the other cities in their array order."""
+    cdef Sol *s = w.s
+    cdef int L = s.length[0]
+    cdef int *row = s.nodes
+    cdef int p0 = s.pos_of[s0]
+    cdef int seg[3]
+    cdef int k, idx, x, m = 0
+    for k in range(l):
+        seg[k] = row[(p0 + k) % L]
+    for idx in range(L):
+        if (idx - p0 + L) % L < l:
+            continue
+        x = row[idx]
+        w.tmp[m] = x
+        m += 1
+        if x == a:
+            for k in range(l):
+                w.tmp[m] = seg[l - 1 - k] if rev else seg[k]
+                m += 1
+    for idx in range(L):
+        row[idx] = w.tmp[idx]
+        s.pos_of[row[idx]] = idx
+
+
+cdef int _tsp_try(Work *w, int v) noexcept nogil:
+    """Apply the first improving 2-opt / or-opt move around city v; 1 if one was applied."""
+    cdef Sol *s = w.s
+    cdef const Inst *inst = w.inst
+    cdef const double *d = inst.dist
+    cdef int n = inst.n
+    cdef int L = s.length[0]
+    cdef bint sym = inst.symmetric
+    if L < 3:
+        return 0
+    # The or-opt segments of v: (length 1, forward), (2, forward), (2, backward), (3, ...).
+    # forward: v is the first city s0; backward: v is the last city se.
+    cdef int g_s0[5]
+    cdef int g_se[5]
+    cdef int g_p[5]
+    cdef int g_nx[5]
+    cdef int g_l[5]
+    cdef bint g_fwd[5]
+    cdef double g_gain[5]
+    cdef int ng = 0, l, back, s0, se, p, nx
+    cdef int pos_v = s.pos_of[v]
+    for l in range(1, 4):
+        if L < l + 2:
+            break
+        for back in range(2 if l > 1 else 1):
+            if back:
+                se = v
+                s0 = _t_at(s, pos_v - (l - 1))
+            else:
+                s0 = v
+                se = _t_at(s, pos_v + l - 1)
+            p = _t_at(s, s.pos_of[s0] - 1)
+            nx = _t_at(s, s.pos_of[se] + 1)
+            g_s0[ng] = s0
+            g_se[ng] = se
+            g_p[ng] = p
+            g_nx[ng] = nx
+            g_l[ng] = l
+            g_fwd[ng] = not back
+            # what removing the segment saves
+            g_gain[ng] = d[p * n + s0] + d[se * n + nx] - d[p * n + nx]
+            ng += 1
+    cdef int sv = _t_at(s, pos_v + 1)
+    cdef int pv = _t_at(s, pos_v - 1)
+    cdef int c, u, su, pu, g, opt, a, b
+    cdef bint rev
+    cdef double delta, add
+    for c in range(w.K):
+        u = inst.neigh[v * inst.n_neigh + c]
+        su = _t_at(s, s.pos_of[u] + 1)
+        pu = _t_at(s, s.pos_of[u] - 1)
+        if sym and u != sv and u != pv:
+            # 2-opt on the arcs leaving v and u
+            delta = d[v * n + u] + d[sv * n + su] - d[v * n + sv] - d[u * n + su]
+            if delta < -w.eps:
+                _tsp_two_opt(s, v, u)
+                _push(w, v); _push(w, sv); _push(w, u); _push(w, su)
+                return 1
+            # 2-opt on the arcs entering v and u
+            delta = d[v * n + u] + d[pv * n + pu] - d[pv * n + v] - d[pu * n + u]
+            if delta < -w.eps:
+                _tsp_two_opt(s, pv, pu)
+                _push(w, v); _push(w, pv); _push(w, u); _push(w, pu)
+                return 1
+        for g in range(ng):
+            s0 = g_s0[g]
+            se = g_se[g]
+            p = g_p[g]
+            nx = g_nx[g]
+            if (s.pos_of[u] - s.pos_of[s0] + L) % L < g_l[g]:
+                continue        # u is inside the segment
+            for opt in range(2):
+                if opt == 0:    # after u: between u and its successor
+                    if u == p:
+                        continue    # that is where the segment is
+                    a = u
+                    b = su
+                    rev = not g_fwd[g]
+                else:           # before u: between its predecessor and u
+                    if u == nx:
+                        continue
+                    a = pu
+                    b = u
+                    rev = g_fwd[g]
+                if rev and not sym:
+                    continue
+                if rev:
+                    add = d[a * n + se] + d[s0 * n + b] - d[a * n + b]
+                else:
+                    add = d[a * n + s0] + d[se * n + b] - d[a * n + b]
+                delta = add - g_gain[g]
+                if delta < -w.eps:
+                    _tsp_move_segment(w, s0, g_l[g], a, rev)
+                    _push(w, p); _push(w, nx); _push(w, s0); _push(w, se); _push(w, a); _push(w, b)
+                    return 1
+    return 0
+
+
+# ---------------------------------------------------------------------------------- VRP
+
+cdef void _fix_pre(Work *w, int r) noexcept nogil:
+    """Recompute the prefix loads of route r."""
+    cdef Sol *s = w.s
+    cdef const int *row = &s.nodes[r * s.stride]
+    cdef int64_t acc = 0
+    cdef int i
+    for i in range(s.length[r]):
+        acc += w.inst.demand[row[i]]
+        w.pre[row[i]] = acc
+
+
+cdef void _reverse(Work *w, int r, int lo, int hi) noexcept nogil:
+    """Reverse positions lo..hi of route r."""
+    cdef Sol *s = w.s
+    cdef int *row = &s.nodes[r * s.stride]
+    cdef int t
+    while lo < hi:
+        t = row[lo]
+        row[lo] = row[hi]
+        row[hi] = t
+        s.pos_of[row[lo]] = lo
+        s.pos_of[row[hi]] = hi
+        lo += 1
+        hi -= 1
+    _fix_pre(w, r)
+
+
+cdef int _try_reverse(Work *w, int r, int lo, int hi) noexcept nogil:
+    """Reverse positions lo..hi of route r if that improves; 1 if it did."""
+    cdef Sol *s = w.s
+    cdef const Inst *inst = w.inst
+    cdef const int *row = &s.nodes[r * s.stride]
+    cdef int L = s.length[r]
+    cdef int a = row[lo - 1] if lo > 0 else 0
+    cdef int b = row[hi + 1] if hi < L - 1 else END
+    cdef int x = row[lo], y = row[hi]
+    cdef double delta = arc(inst, a, y) + arc(inst, x, b) - arc(inst, a, x) - arc(inst, y, b)
+    if delta < -w.eps:
+        _reverse(w, r, lo, hi)
+        _push(w, a); _push(w, x); _push(w, y); _push(w, b)
+        return 1
+    return 0
+
+
+cdef void _relocate(Work *w, int v, int u, bint after) noexcept nogil:
+    """Move customer v to just after (or before) customer u."""
+    cdef Sol *s = w.s
+    cdef int rv = s.route_of[v]
+    cdef int ru = s.route_of[u]
+    sol_remove(s, w.inst, v)
+    sol_insert(s, w.inst, v, ru, s.pos_of[u] + 1 if after else s.pos_of[u])
+    _fix_pre(w, rv)
+    if ru != rv:
+        _fix_pre(w, ru)
+
+
+cdef void _swap(Work *w, int v, int u) noexcept nogil:
+    """Exchange customers v and u of different routes."""
+    cdef Sol *s = w.s
+    cdef int rv = s.route_of[v], ru = s.route_of[u]
+    cdef int i = s.pos_of[v], j = s.pos_of[u]
+    s.nodes[rv * s.stride + i] = u
+    s.nodes[ru * s.stride + j] = v
+    s.route_of[v] = ru
+    s.pos_of[v] = j
+    s.route_of[u] = rv
+    s.pos_of[u] = i
+    s.load[rv] += w.inst.demand[u] - w.inst.demand[v]
+    s.load[ru] += w.inst.demand[v] - w.inst.demand[u]
+    _fix_pre(w, rv)
+    _fix_pre(w, ru)
+
+
+cdef void _exchange_tails(Work *w, int r1, int c1, int r2, int c2) noexcept nogil:
+    """2-opt*: route r1 becomes r1[:c1] + r2[c2:] and r2 becomes r2[:c2] + r1[c1:]."""
+    cdef Sol *s = w.s
+    cdef int *row1 = &s.nodes[r1 * s.stride]
+    cdef int *row2 = &s.nodes[r2 * s.stride]
+    cdef int L1 = s.length[r1], L2 = s.length[r2]
+    cdef int *t1 = w.tmp
+    cdef int *t2 = &w.tmp[s.stride]
+    cdef int m1 = 0, m2 = 0, i
+    for i in range(c1):
+        t1[m1] = row1[i]; m1 += 1
+    for i in range(c2, L2):
+        t1[m1] = row2[i]; m1 += 1
+    for i in range(c2):
+        t2[m2] = row2[i]; m2 += 1
+    for i in range(c1, L1):
+        t2[m2] = row1[i]; m2 += 1
+    cdef int64_t q1 = 0, q2 = 0
+    for i in range(m1):
+        row1[i] = t1[i]
+        s.route_of[t1[i]] = r1
+        s.pos_of[t1[i]] = i
+        q1 += w.inst.demand[t1[i]]
+    for i in range(m2):
+        row2[i] = t2[i]
+        s.route_of[t2[i]] = r2
+        s.pos_of[t2[i]] = i
+        q2 += w.inst.demand[t2[i]]
+    s.length[r1] = m1
+    s.length[r2] = m2
+    s.load[r1] = q1
+    s.load[r2] = q2
+    _fix_pre(w, r1)
+    _fix_pre(w, r2)
+
+
+cdef int _vrp_try(Work *w, int v) except -1 nogil:
+    """Apply the first improving VRP move of customer v; 1 if one was applied."""
+    cdef Sol *s = w.s
+    cdef const Inst *inst = w.inst
+    cdef int64_t cap = inst.capacity
+    cdef bint sym = inst.symmetric
+    cdef int rv = s.route_of[v]
+    cdef int i = s.pos_of[v]
+    cdef int Lv = s.length[rv]
+    cdef const int *rowv = &s.nodes[rv * s.stride]
+    cdef int pv = rowv[i - 1] if i > 0 else 0
+    cdef int nv = rowv[i + 1] if i < Lv - 1 else END
+    cdef int64_t qv = inst.demand[v], qu, head_u, head_v
+    cdef double rem = removal_delta(s, inst, v)
+    cdef double delta, tail
+    cdef int c, u, ru, j, Lu, pu, nu, lo, hi, r
+    cdef const int *rowu
+    for c in range(w.K):
+        u = inst.neigh[v * inst.n_neigh + c]
+        ru = s.route_of[u]
+        j = s.pos_of[u]
+        Lu = s.length[ru]
+        rowu = &s.nodes[ru * s.stride]
+        pu = rowu[j - 1] if j > 0 else 0
+        nu = rowu[j + 1] if j < Lu - 1 else END
+        qu = inst.demand[u]
+        if ru == rv or s.load[ru] + qv <= cap:
+            # relocate v after u (not where it is already)
+            if u != pv:
+                delta = rem + (arc(inst, u, v) + arc(inst, v, nu) - arc(inst, u, nu))
+                if delta < -w.eps:
+                    _relocate(w, v, u, True)
+                    _push(w, v); _push(w, pv); _push(w, nv); _push(w, u); _push(w, nu)
+                    return 1
+            # relocate v before u
+            if u != nv:
+                delta = rem + (arc(inst, pu, v) + arc(inst, v, u) - arc(inst, pu, u))
+                if delta < -w.eps:
+                    _relocate(w, v, u, False)
+                    _push(w, v); _push(w, pv); _push(w, nv); _push(w, pu); _push(w, u)
+                    return 1
+        if ru == rv:
+            if not sym:
+                continue
+            # 2-opt on the arcs leaving v and u: reverse what lies between them
+            if i < j:
+                lo = i + 1
+                hi = j
+            else:
+                lo = j + 1
+                hi = i
+            if hi > lo and _try_reverse(w, rv, lo, hi):
+                return 1
+            # 2-opt on the arcs entering v and u
+            if i < j:
+                lo = i
+                hi = j - 1
+            else:
+                lo = j
+                hi = i - 1
+            if hi > lo and _try_reverse(w, rv, lo, hi):
+                return 1
+            continue
+        # swap v and u
+        if s.load[rv] - qv + qu <= cap and s.load[ru] - qu + qv <= cap:
+            delta = ((arc(inst, pv, u) + arc(inst, u, nv) - arc(inst, pv, v) - arc(inst, v, nv))
+                     + (arc(inst, pu, v) + arc(inst, v, nu) - arc(inst, pu, u) - arc(inst, u, nu)))
+            if delta < -w.eps:
+                _swap(w, v, u)
+                _push(w, v); _push(w, u); _push(w, pv); _push(w, nv); _push(w, pu); _push(w, nu)
+                return 1
+        # 2-opt*: rv = rv[..v] + ru[u..], ru = ru[..pu] + rv[nv..]
+        head_u = w.pre[u] - qu
+        if (w.pre[v] + (s.load[ru] - head_u) <= cap
+                and head_u + (s.load[rv] - w.pre[v]) <= cap):
+            # an emptied route (depot straight to END) costs nothing
+            tail = 0.0 if (pu == 0 and nv == END) else arc(inst, pu, nv)
+            delta = arc(inst, v, u) + tail - arc(inst, v, nv) - arc(inst, pu, u)
+            if delta < -w.eps:
+                _exchange_tails(w, rv, i + 1, ru, j)
+                _push(w, v); _push(w, nv); _push(w, u); _push(w, pu)
+                return 1
+        # 2-opt*: ru = ru[..u] + rv[v..], rv = rv[..pv] + ru[nu..]
+        head_v = w.pre[v] - qv
+        if (w.pre[u] + (s.load[rv] - head_v) <= cap
+                and head_v + (s.load[ru] - w.pre[u]) <= cap):
+            tail = 0.0 if (pv == 0 and nu == END) else arc(inst, pv, nu)
+            delta = arc(inst, u, v) + tail - arc(inst, pv, v) - arc(inst, u, nu)
+            if delta < -w.eps:
+                _exchange_tails(w, ru, j + 1, rv, i)
+                _push(w, v); _push(w, pv); _push(w, u); _push(w, nu)
+                return 1
+    # v alone in a new route (vehicles are unlimited; can pay in an OVRP)
+    if Lv > 1:
+        delta = rem + new_route_cost(inst, v)
+        if delta < -w.eps:
+            sol_remove(s, inst, v)
+            r = sol_new_route(s)
+            sol_insert(s, inst, v, r, 0)
+            _fix_pre(w, rv)
+            _fix_pre(w, r)
+            _push(w, v); _push(w, pv); _push(w, nv)
+            return 1
+    # OVRP: reverse the whole route (only the depot arc changes); found from its last customer
+    if inst.kind == KIND_OVRP and sym and Lv > 1 and i == Lv - 1:
+        if _try_reverse(w, rv, 0, Lv - 1):
+            return 1
+    return 0
+
+
+# ---------------------------------------------------------------------------------- driver
+
+cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touched) except -1 nogil:
+    """Improve the complete feasible solution s in place; s.cost is recomputed at the end.
+
+    touched: the nodes whose don't-look bits start clear, in scan order; n_touched < 0 means
+    all nodes and a result that is a local optimum (see the module comment).
+    """
+    cdef Work w
+    cdef int n = inst.n
+    cdef int v, t, r
+    cdef bint tsp = inst.kind == KIND_TSP
+    cdef bint full = n_touched < 0
+    cdef bint improved = 0
+    if not tsp:
+        sol_drop_empty(s)
+    w.s = s
+    w.inst = inst
+    w.K = LS_NEIGHBOURS if inst.n_neigh > LS_NEIGHBOURS else inst.n_neigh
+    w.eps = LS_REL_EPS * sol_cost(s, inst)
+    w.head = 0
+    w.count = 0
+    w.queue = <int *> malloc(n * sizeof(int))
+    w.inq = <char *> malloc(n * sizeof(char))
+    w.pre = <int64_t *> malloc(n * sizeof(int64_t))
+    w.tmp = <int *> malloc((n + 2 * s.stride) * sizeof(int))
+    try:
+        if w.queue == NULL or w.inq == NULL or w.pre == NULL or w.tmp == NULL:
+            with gil:
+                raise MemoryError()
+        for v in range(n):
+            w.inq[v] = 0
+            w.pre[v] = 0
+        if not tsp:
+            for r in range(s.n_routes):
+                _fix_pre(&w, r)
+        if full:
+            for v in range(inst.first, n):
+                _push(&w, v)
+        else:
+            for t in range(n_touched):
+                if 0 <= touched[t] < n:
+                    _push(&w, touched[t])
+        while True:
+            while w.count > 0:
+                v = _pop(&w)
+                if tsp:
+                    if _tsp_try(&w, v):
+                        improved = 1
+                elif _vrp_try(&w, v):
+                    improved = 1
+            if not full or not improved:
+                break
+            # confirm with a sweep over every node; stop when a sweep changes nothing
+            improved = 0
+            for v in range(inst.first, n):
+                _push(&w, v)
+    finally:
+        free(w.queue)
+        free(w.inq)
+        free(w.pre)
+        free(w.tmp)
+    if not tsp:
+        sol_drop_empty(s)
+    s.cost = sol_cost(s, inst)
+    return 0
+
+
+def local_search_py(CoreInstance inst not None, routes, touched=None, bint return_cost=False):
+    """Run the native local search on a copy of a complete solution (for tests and benchmarks).
+
+    routes: a feasible solution in the format of SPEC §1; touched: the nodes to start from
+    (None: all nodes, and the result is a local optimum). Returns the improved solution, or
+    (solution, the cost the search left in Sol.cost) when return_cost.
+    """
+    cdef Solution sol = Solution(inst)
+    sol.load(routes)
+    cdef int m = -1
+    cdef int *buf = NULL
+    if touched is not None:
+        m = len(touched)
+        buf = <int *> malloc(max(m, 1) * sizeof(int))
+        if buf == NULL:
+            raise MemoryError()
+    try:
+        for t in range(max(m, 0)):
+            buf[t] = touched[t]
+        local_search(&sol.s, &inst.c, buf, m)
+    finally:
+        free(buf)
+    if return_cost:
+        return sol.routes(), sol.s.cost
+    return sol.routes()

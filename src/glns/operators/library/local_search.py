@@ -1,0 +1,476 @@
+"""Plain-Python reference of the native local search (``glns._core._local_search``).
+
+:func:`local_search` makes the same moves in the same order as the native code: the same
+neighbour lists, the same FIFO queue of nodes with a clear don't-look bit, the same move order
+and first-improvement rule, and the same float expressions (so the same rounding). Tests compare
+the two solution for solution. :func:`improving_moves` is an independent brute-force checker:
+it builds every move of the same neighbourhoods over all node pairs as a new solution, prices it
+by a full recomputation and lists the ones that improve; on instances where the neighbour lists
+cover every node a result of the local search must have none.
+
+Neighbourhoods (see the native module for the full rules):
+
+* TSP: 2-opt, and or-opt of a segment of 1..3 cities next to a neighbour in both orientations.
+  On an asymmetric matrix only or-opt without reversal (the other moves reverse a path, whose
+  cost backwards differs).
+* CVRP/OVRP: relocate (next to a neighbour in any route with room, or alone in a new route),
+  swap of two customers of different routes, intra-route 2-opt (segment reversal, symmetric
+  matrices only; in an OVRP also reversing a whole route), and 2-opt* (tail exchange of two
+  routes).
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from typing import Any, Iterable, Sequence
+
+import numpy as np
+
+from glns.neighbours import MAX_NEIGHBOURS, nearest_neighbours
+
+__all__ = ["LS_NEIGHBOURS", "LS_REL_EPS", "local_search", "improving_moves"]
+
+#: neighbour-list columns the moves of a node are built from (the native LS_NEIGHBOURS)
+LS_NEIGHBOURS = 20
+#: a move is taken when its delta is below -LS_REL_EPS * (cost at the start)
+LS_REL_EPS = 1e-12
+
+END = -1  # the end of a VRP route: the depot for CVRP, nothing for OVRP
+
+
+class _Search:
+    """State of one local search run, laid out like the native Sol (routes, route_of, pos_of)."""
+
+    def __init__(self, solution: Any, problem_data: dict, neighbours: np.ndarray | None) -> None:
+        dist = np.asarray(problem_data["distance_matrix"], dtype=np.float64)
+        self.n = n = dist.shape[0]
+        self.d = dist.tolist()
+        self.tsp = "demands" not in problem_data
+        self.open = bool(problem_data.get("open_routes", False))
+        self.first = 0 if self.tsp else 1
+        self.sym = bool(np.array_equal(dist, dist.T))
+        if self.tsp:
+            self.q = [0] * n
+            self.cap = 0
+            self.routes = [list(solution)]
+        else:
+            self.q = [int(x) for x in problem_data["demands"]]
+            self.cap = int(problem_data["capacity"])
+            self.routes = [list(r) for r in solution if len(r) > 0]
+        if neighbours is None:
+            neighbours = nearest_neighbours(dist, self.first, MAX_NEIGHBOURS)
+        k = min(LS_NEIGHBOURS, neighbours.shape[1])
+        self.neigh = [list(map(int, row[:k])) for row in neighbours]
+        self.route_of = [-1] * n
+        self.pos_of = [-1] * n
+        self.load: list[int] = []
+        self.pre = [0] * n
+        for r in range(len(self.routes)):
+            self._index(r)
+        self.eps = LS_REL_EPS * self.cost()
+        self.queue: deque[int] = deque()
+        self.inq = [False] * n
+
+    # -- bookkeeping ---------------------------------------------------------------------
+    def _index(self, r: int) -> None:
+        """Refresh route_of, pos_of, the load and the prefix loads of route r."""
+        while len(self.load) <= r:
+            self.load.append(0)
+        acc = 0
+        for i, x in enumerate(self.routes[r]):
+            self.route_of[x] = r
+            self.pos_of[x] = i
+            acc += self.q[x]
+            self.pre[x] = acc
+        self.load[r] = acc
+
+    def cost(self) -> float:
+        """Objective summed in the core's canonical order."""
+        d = self.d
+        total = 0.0
+        if self.tsp:
+            t = self.routes[0]
+            for i in range(len(t)):
+                total += d[t[i]][t[(i + 1) % len(t)]]
+            return total
+        for route in self.routes:
+            if not route:
+                continue
+            prev = 0
+            for c in route:
+                total += d[prev][c]
+                prev = c
+            if not self.open:
+                total += d[prev][0]
+        return total
+
+    def push(self, v: int) -> None:
+        if v < self.first or self.inq[v]:
+            return
+        self.inq[v] = True
+        self.queue.append(v)
+
+    def arc(self, a: int, b: int) -> float:
+        if b == END:
+            return 0.0 if self.open else self.d[a][0]
+        return self.d[a][b]
+
+    def result(self) -> Any:
+        if self.tsp:
+            return list(self.routes[0])
+        return [list(r) for r in self.routes if r]
+
+    # -- driver --------------------------------------------------------------------------
+    def run(self, touched: Iterable[int] | None) -> None:
+        full = touched is None
+        for v in (range(self.first, self.n) if full else touched):
+            if 0 <= v < self.n:
+                self.push(v)
+        improved = False
+        while True:
+            while self.queue:
+                v = self.queue.popleft()
+                self.inq[v] = False
+                if self.tsp_try(v) if self.tsp else self.vrp_try(v):
+                    improved = True
+            if not full or not improved:
+                break
+            improved = False  # confirm with a sweep over every node
+            for v in range(self.first, self.n):
+                self.push(v)
+
+    # -- TSP -----------------------------------------------------------------------------
+    def at(self, p: int) -> int:
+        t = self.routes[0]
+        return t[p % len(t)]
+
+    def two_opt(self, x: int, y: int) -> None:
+        """Arcs (x, succ x), (y, succ y) -> (x, y), (succ x, succ y); reverse the shorter side."""
+        t, pos = self.routes[0], self.pos_of
+        L = len(t)
+        i, j = (pos[x] + 1) % L, pos[y]
+        m = (j - i + L) % L + 1
+        if 2 * m > L:
+            i, j, m = (pos[y] + 1) % L, pos[x], L - m
+        for k in range(m // 2):
+            a, b = (i + k) % L, (j - k + L) % L
+            t[a], t[b] = t[b], t[a]
+            pos[t[a]], pos[t[b]] = a, b
+
+    def move_segment(self, s0: int, length: int, a: int, rev: bool) -> None:
+        t = self.routes[0]
+        L = len(t)
+        p0 = self.pos_of[s0]
+        seg = [t[(p0 + k) % L] for k in range(length)]
+        if rev:
+            seg.reverse()
+        out = []
+        for idx in range(L):
+            if (idx - p0 + L) % L < length:
+                continue
+            out.append(t[idx])
+            if t[idx] == a:
+                out.extend(seg)
+        t[:] = out
+        for idx, x in enumerate(t):
+            self.pos_of[x] = idx
+
+    def tsp_try(self, v: int) -> bool:
+        d, pos, sym, eps = self.d, self.pos_of, self.sym, self.eps
+        L = len(self.routes[0])
+        if L < 3:
+            return False
+        segs = []
+        for length in range(1, 4):
+            if L < length + 2:
+                break
+            for back in ((False, True) if length > 1 else (False,)):
+                if back:
+                    se, s0 = v, self.at(pos[v] - (length - 1))
+                else:
+                    s0, se = v, self.at(pos[v] + length - 1)
+                p, nx = self.at(pos[s0] - 1), self.at(pos[se] + 1)
+                gain = d[p][s0] + d[se][nx] - d[p][nx]
+                segs.append((s0, se, p, nx, length, not back, gain))
+        sv, pv = self.at(pos[v] + 1), self.at(pos[v] - 1)
+        for u in self.neigh[v]:
+            su, pu = self.at(pos[u] + 1), self.at(pos[u] - 1)
+            if sym and u != sv and u != pv:
+                delta = d[v][u] + d[sv][su] - d[v][sv] - d[u][su]
+                if delta < -eps:
+                    self.two_opt(v, u)
+                    for x in (v, sv, u, su):
+                        self.push(x)
+                    return True
+                delta = d[v][u] + d[pv][pu] - d[pv][v] - d[pu][u]
+                if delta < -eps:
+                    self.two_opt(pv, pu)
+                    for x in (v, pv, u, pu):
+                        self.push(x)
+                    return True
+            for s0, se, p, nx, length, fwd, gain in segs:
+                if (pos[u] - pos[s0] + L) % L < length:
+                    continue
+                for after in (True, False):
+                    if after:
+                        if u == p:
+                            continue
+                        a, b, rev = u, su, not fwd
+                    else:
+                        if u == nx:
+                            continue
+                        a, b, rev = pu, u, fwd
+                    if rev and not sym:
+                        continue
+                    if rev:
+                        add = d[a][se] + d[s0][b] - d[a][b]
+                    else:
+                        add = d[a][s0] + d[se][b] - d[a][b]
+                    if add - gain < -eps:
+                        self.move_segment(s0, length, a, rev)
+                        for x in (p, nx, s0, se, a, b):
+                            self.push(x)
+                        return True
+        return False
+
+    # -- VRP -----------------------------------------------------------------------------
+    def around(self, x: int) -> tuple[int, int, int, int, list[int]]:
+        """Route, position, predecessor (0 = depot) and successor (END) of customer x."""
+        r = self.route_of[x]
+        row = self.routes[r]
+        i = self.pos_of[x]
+        return r, i, (row[i - 1] if i > 0 else 0), (row[i + 1] if i < len(row) - 1 else END), row
+
+    def try_reverse(self, r: int, lo: int, hi: int) -> bool:
+        row = self.routes[r]
+        a = row[lo - 1] if lo > 0 else 0
+        b = row[hi + 1] if hi < len(row) - 1 else END
+        x, y = row[lo], row[hi]
+        delta = self.arc(a, y) + self.arc(x, b) - self.arc(a, x) - self.arc(y, b)
+        if delta < -self.eps:
+            row[lo:hi + 1] = row[lo:hi + 1][::-1]
+            self._index(r)
+            for z in (a, x, y, b):
+                self.push(z)
+            return True
+        return False
+
+    def vrp_try(self, v: int) -> bool:
+        arc, q, cap, eps, pre, load = self.arc, self.q, self.cap, self.eps, self.pre, self.load
+        rv, i, pv, nv, rowv = self.around(v)
+        Lv = len(rowv)
+        if Lv == 1:
+            rem = -(arc(0, v) + arc(v, END))
+        else:
+            rem = arc(pv, nv) - arc(pv, v) - arc(v, nv)
+        qv = q[v]
+        for u in self.neigh[v]:
+            ru, j, pu, nu, rowu = self.around(u)
+            qu = q[u]
+            if ru == rv or load[ru] + qv <= cap:
+                if u != pv:
+                    delta = rem + (arc(u, v) + arc(v, nu) - arc(u, nu))
+                    if delta < -eps:
+                        self.relocate(v, u, True)
+                        for x in (v, pv, nv, u, nu):
+                            self.push(x)
+                        return True
+                if u != nv:
+                    delta = rem + (arc(pu, v) + arc(v, u) - arc(pu, u))
+                    if delta < -eps:
+                        self.relocate(v, u, False)
+                        for x in (v, pv, nv, pu, u):
+                            self.push(x)
+                        return True
+            if ru == rv:
+                if not self.sym:
+                    continue
+                lo, hi = (i + 1, j) if i < j else (j + 1, i)
+                if hi > lo and self.try_reverse(rv, lo, hi):
+                    return True
+                lo, hi = (i, j - 1) if i < j else (j, i - 1)
+                if hi > lo and self.try_reverse(rv, lo, hi):
+                    return True
+                continue
+            if load[rv] - qv + qu <= cap and load[ru] - qu + qv <= cap:
+                delta = ((arc(pv, u) + arc(u, nv) - arc(pv, v) - arc(v, nv))
+                         + (arc(pu, v) + arc(v, nu) - arc(pu, u) - arc(u, nu)))
+                if delta < -eps:
+                    rowv[i], rowu[j] = u, v
+                    self._index(rv)
+                    self._index(ru)
+                    for x in (v, u, pv, nv, pu, nu):
+                        self.push(x)
+                    return True
+            head_u = pre[u] - qu
+            if pre[v] + (load[ru] - head_u) <= cap and head_u + (load[rv] - pre[v]) <= cap:
+                tail = 0.0 if (pu == 0 and nv == END) else arc(pu, nv)
+                delta = arc(v, u) + tail - arc(v, nv) - arc(pu, u)
+                if delta < -eps:
+                    self.exchange_tails(rv, i + 1, ru, j)
+                    for x in (v, nv, u, pu):
+                        self.push(x)
+                    return True
+            head_v = pre[v] - qv
+            if pre[u] + (load[rv] - head_v) <= cap and head_v + (load[ru] - pre[u]) <= cap:
+                tail = 0.0 if (pv == 0 and nu == END) else arc(pv, nu)
+                delta = arc(u, v) + tail - arc(pv, v) - arc(u, nu)
+                if delta < -eps:
+                    self.exchange_tails(ru, j + 1, rv, i)
+                    for x in (v, pv, u, nu):
+                        self.push(x)
+                    return True
+        if Lv > 1:
+            delta = rem + (arc(0, v) + arc(v, END))
+            if delta < -eps:
+                rowv.pop(i)
+                self.routes.append([v])
+                self._index(rv)
+                self._index(len(self.routes) - 1)
+                for x in (v, pv, nv):
+                    self.push(x)
+                return True
+        if self.open and self.sym and Lv > 1 and i == Lv - 1:
+            if self.try_reverse(rv, 0, Lv - 1):
+                return True
+        return False
+
+    def relocate(self, v: int, u: int, after: bool) -> None:
+        rv, ru = self.route_of[v], self.route_of[u]
+        self.routes[rv].pop(self.pos_of[v])
+        self._index(rv)
+        row = self.routes[ru]
+        row.insert(self.pos_of[u] + 1 if after else self.pos_of[u], v)
+        self._index(ru)
+        self.route_of[v] = ru
+
+    def exchange_tails(self, r1: int, c1: int, r2: int, c2: int) -> None:
+        a, b = self.routes[r1], self.routes[r2]
+        self.routes[r1], self.routes[r2] = a[:c1] + b[c2:], b[:c2] + a[c1:]
+        self._index(r1)
+        self._index(r2)
+
+
+def local_search(solution: Any, problem_data: dict, touched: Sequence[int] | None = None,
+                 neighbours: np.ndarray | None = None) -> Any:
+    """Improve a complete feasible solution as the native local search does; returns a new one.
+
+    touched: the nodes whose don't-look bits start clear, in scan order (None: all nodes, and
+    the result is a local optimum). neighbours: the core's (n, K) neighbour table; by default
+    it is built the way the core builds it.
+    """
+    search = _Search(solution, problem_data, neighbours)
+    search.run(None if touched is None else list(touched))
+    return search.result()
+
+
+# ---------------------------------------------------------------------------------- checker
+
+def _full_cost(solution: Any, d: np.ndarray, tsp: bool, open_routes: bool) -> float:
+    if tsp:
+        return float(sum(d[solution[i], solution[(i + 1) % len(solution)]] for i in range(len(solution))))
+    total = 0.0
+    for route in solution:
+        if route:
+            path = [0, *route] + ([] if open_routes else [0])
+            total += float(sum(d[path[k], path[k + 1]] for k in range(len(path) - 1)))
+    return total
+
+
+def _tsp_moves(tour: list[int], sym: bool):
+    L = len(tour)
+    if sym:  # 2-opt: every pair of non-adjacent edges (i, i+1), (j, j+1)
+        for i in range(L):
+            for j in range(i + 2, L):
+                if i == 0 and j == L - 1:
+                    continue
+                yield ("2-opt", tour[i], tour[j]), tour[:i + 1] + tour[i + 1:j + 1][::-1] + tour[j + 1:]
+    for length in range(1, 4):  # or-opt: every segment to every other gap
+        if L < length + 2:
+            break
+        for start in range(L):
+            seg = [tour[(start + k) % L] for k in range(length)]
+            rest = [tour[(start + length + k) % L] for k in range(L - length)]  # nx .. p
+            for g in range(len(rest) - 1):  # gap between rest[g] and rest[g + 1]; not (p, nx)
+                for rev in ((False, True) if sym else (False,)):
+                    piece = seg[::-1] if rev else seg
+                    yield ("or-opt", tuple(seg), rest[g], rev), rest[:g + 1] + piece + rest[g + 1:]
+
+
+def _vrp_moves(routes: list[list[int]], q: Sequence[int], cap: int, sym: bool, open_routes: bool):
+    R = len(routes)
+    loads = [sum(int(q[c]) for c in r) for r in routes]
+    for r, route in enumerate(routes):
+        for i, v in enumerate(route):
+            rest = route[:i] + route[i + 1:]
+            for r2 in range(R):  # relocate v to any other position of any route with room
+                if r2 != r and loads[r2] + q[v] > cap:
+                    continue
+                target = rest if r2 == r else routes[r2]
+                for pos in range(len(target) + 1):
+                    if r2 == r and pos == i:
+                        continue
+                    new = [list(x) for x in routes]
+                    new[r] = list(rest)
+                    new[r2] = (rest if r2 == r else routes[r2])[:pos] + [v] + target[pos:]
+                    yield ("relocate", v, r2, pos), new
+            if len(route) > 1:  # alone in a new route
+                new = [list(x) for x in routes]
+                new[r] = list(rest)
+                yield ("new route", v), new + [[v]]
+        if sym:  # intra-route 2-opt: reverse any segment (the whole route only in an OVRP)
+            for lo in range(len(route)):
+                for hi in range(lo + 1, len(route)):
+                    if lo == 0 and hi == len(route) - 1 and not open_routes:
+                        continue
+                    new = [list(x) for x in routes]
+                    new[r] = route[:lo] + route[lo:hi + 1][::-1] + route[hi + 1:]
+                    yield ("2-opt", r, lo, hi), new
+    for r1 in range(R):
+        for r2 in range(r1 + 1, R):
+            a, b = routes[r1], routes[r2]
+            for i, v in enumerate(a):  # swap
+                for j, u in enumerate(b):
+                    if loads[r1] - q[v] + q[u] <= cap and loads[r2] - q[u] + q[v] <= cap:
+                        new = [list(x) for x in routes]
+                        new[r1][i], new[r2][j] = u, v
+                        yield ("swap", v, u), new
+            for c1 in range(len(a) + 1):  # 2-opt*: exchange tails
+                for c2 in range(len(b) + 1):
+                    if (c1, c2) in ((0, 0), (len(a), len(b))):
+                        continue
+                    x, y = a[:c1] + b[c2:], b[:c2] + a[c1:]
+                    if sum(int(q[c]) for c in x) > cap or sum(int(q[c]) for c in y) > cap:
+                        continue
+                    new = [list(z) for z in routes]
+                    new[r1], new[r2] = x, y
+                    yield ("2-opt*", r1, c1, r2, c2), new
+
+
+def improving_moves(solution: Any, problem_data: dict, tol: float = 1e-9,
+                    limit: int | None = None) -> list[tuple[Any, float]]:
+    """Every move of the local search's neighbourhoods, over all node pairs (not just the
+    neighbour lists), that lowers the cost by more than tol * cost: (move, gain) pairs.
+
+    Brute force (each move is built as a new solution and priced by a full recomputation), for
+    small instances only. ``limit`` stops after that many improving moves.
+    """
+    d = np.asarray(problem_data["distance_matrix"], dtype=np.float64)
+    tsp = "demands" not in problem_data
+    open_routes = bool(problem_data.get("open_routes", False))
+    sym = bool(np.array_equal(d, d.T))
+    if tsp:
+        moves = _tsp_moves(list(solution), sym)
+    else:
+        q = [int(x) for x in problem_data["demands"]]
+        moves = _vrp_moves([list(r) for r in solution if r], q, int(problem_data["capacity"]),
+                           sym, open_routes)
+    base = _full_cost(solution, d, tsp, open_routes)
+    found = []
+    for move, new in moves:
+        gain = base - _full_cost(new, d, tsp, open_routes)
+        if gain > tol * base:
+            found.append((move, gain))
+            if limit is not None and len(found) >= limit:
+                break
+    return found

@@ -1,0 +1,211 @@
+"""Native local search (glns._core._local_search) against its plain-Python reference
+(glns.operators.library.local_search) and a brute-force local-optimality checker."""
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import glns
+from glns import operators
+from glns._core import _local_search as native_ls
+from glns._core._local_search import local_search_py
+from glns._core._native_ops import apply_destroy, apply_repair
+from glns.exceptions import OperatorError
+from glns.operators import natives
+from glns.operators.library import local_search as ref_ls
+from glns.operators.library.local_search import improving_moves, local_search
+from glns.reference import random_solution, solution_cost
+from glns.rng import SplitMix64
+
+from conftest import make_problem
+
+KINDS = ("tsp", "cvrp", "ovrp")
+CAPACITIES = st.sampled_from([9, 10, 15, 50])   # demands are 1..9: 9 is as tight as it gets
+
+
+def _nodes(problem, solution):
+    flat = solution if problem.kind == "tsp" else [c for r in solution for c in r]
+    return sorted(flat)
+
+
+def _asymmetric(kind, n, seed, capacity=15):
+    """An instance from a random asymmetric matrix (no triangle inequality either)."""
+    rs = np.random.default_rng(seed)
+    m = n if kind == "tsp" else n + 1
+    d = rs.random((m, m))
+    np.fill_diagonal(d, 0.0)
+    d[0, 0] = 0.3     # an empty route still costs nothing (a depot self-loop must not count)
+    if kind == "tsp":
+        return glns.TSP(distances=d)
+    q = np.r_[0, rs.integers(1, 10, n)]
+    return (glns.CVRP if kind == "cvrp" else glns.OVRP)(distances=d, demands=q, capacity=capacity)
+
+
+def _check_result(problem, before, after, cost):
+    problem.check(after)
+    assert _nodes(problem, after) == list(range(problem.first_node, problem.n_nodes))
+    assert cost == solution_cost(problem, after)          # Sol.cost is a full recomputation
+    assert cost <= solution_cost(problem, before)
+
+
+def test_constants_match_reference():
+    assert native_ls.NEIGHBOURS == ref_ls.LS_NEIGHBOURS
+    assert native_ls.REL_EPS == ref_ls.LS_REL_EPS
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(2, 40), seed=st.integers(0, 10**6), capacity=CAPACITIES)
+def test_full_search_matches_reference(kind, n, seed, capacity):
+    problem = make_problem(kind, n, seed, capacity)
+    x = random_solution(problem, SplitMix64(seed))
+    y, cost = local_search_py(problem.core, x, return_cost=True)
+    assert y == local_search(x, problem.problem_data())
+    _check_result(problem, x, y, cost)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(2, 40), seed=st.integers(0, 10**6), capacity=CAPACITIES,
+       frac=st.floats(0.0, 1.0))
+def test_touched_search_after_repair_matches_reference(kind, n, seed, capacity, frac):
+    """The repair hook: greedy insertion then the search from the reinserted nodes."""
+    problem = make_problem(kind, n, seed, capacity)
+    x = random_solution(problem, SplitMix64(seed))
+    k = max(1, int(frac * problem.n_customers))
+    removed, partial, _ = apply_destroy("random_removal", problem.core, x, k, seed)
+    repaired, _ = apply_repair("greedy_insertion", problem.core, partial, removed, seed)
+    y, cost = local_search_py(problem.core, repaired, removed, return_cost=True)
+    assert y == local_search(repaired, problem.problem_data(), removed)
+    _check_result(problem, repaired, y, cost)
+    hooked, _ = apply_repair("greedy_insertion", problem.core, partial, removed, seed,
+                             {"local_search": 1})
+    assert hooked == y
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(2, 21), seed=st.integers(0, 10**6), capacity=CAPACITIES)
+def test_result_is_local_optimum(kind, n, seed, capacity):
+    """n <= 21: the 20 neighbours cover every node, so no move of any pair may improve."""
+    problem = make_problem(kind, n, seed, capacity)
+    x = random_solution(problem, SplitMix64(seed))
+    y = local_search_py(problem.core, x)
+    assert improving_moves(y, problem.problem_data(), limit=1) == []
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(2, 14), seed=st.integers(0, 10**6))
+def test_asymmetric_matrix(kind, n, seed):
+    """Only moves exact for asymmetric distances: every applied move really lowers the cost,
+    the native search matches the reference, and the result is a local optimum."""
+    problem = _asymmetric(kind, n, seed)
+    assert not problem.core.symmetric
+    x = random_solution(problem, SplitMix64(seed))
+    y, cost = local_search_py(problem.core, x, return_cost=True)
+    assert y == local_search(x, problem.problem_data())
+    _check_result(problem, x, y, cost)
+    assert improving_moves(y, problem.problem_data(), limit=1) == []
+    # replay in the reference, checking the true cost after every move
+    search = ref_ls._Search(x, problem.problem_data(), None)
+    try_move = search.tsp_try if kind == "tsp" else search.vrp_try
+
+    def checked(v):
+        before = search.cost()
+        moved = try_move(v)
+        if moved:
+            assert search.cost() < before
+        return moved
+
+    if kind == "tsp":
+        search.tsp_try = checked
+    else:
+        search.vrp_try = checked
+    search.run(None)
+    assert search.result() == y
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_checker_finds_moves_and_search_removes_them(kind):
+    """The checker is not vacuous: a random solution has improving moves of every family the
+    search uses, and they are all gone afterwards."""
+    problem = make_problem(kind, 12, 7, 20)
+    x = random_solution(problem, SplitMix64(7))
+    moves = improving_moves(x, problem.problem_data())
+    families = {m[0][0] for m in moves}
+    expected = {"2-opt", "or-opt"} if kind == "tsp" else {"relocate", "swap", "2-opt", "2-opt*"}
+    assert expected <= families
+    for move, gain in moves:
+        assert gain > 0
+    assert improving_moves(local_search_py(problem.core, x), problem.problem_data()) == []
+
+
+def test_ovrp_suffix_and_whole_route_reversal():
+    """An open route is priced without its last arc: reversing it can pay (depot arc only)."""
+    coords = np.array([[0.0, 0.0], [3.0, 0.0], [2.0, 0.0], [1.0, 0.0]])
+    problem = glns.OVRP(coords, [0, 1, 1, 1], 10)
+    y = local_search_py(problem.core, [[1, 2, 3]])
+    assert y == [[3, 2, 1]]
+    assert solution_cost(problem, y) == pytest.approx(3.0)
+    # the same in a CVRP is no improvement (both directions cost 6)
+    cvrp = glns.CVRP(coords, [0, 1, 1, 1], 10)
+    assert solution_cost(cvrp, local_search_py(cvrp.core, [[1, 2, 3]])) == pytest.approx(6.0)
+
+
+def test_tiny_instances():
+    assert local_search_py(make_problem("tsp", 2, 1, 0).core, [1, 0]) == [1, 0]
+    assert local_search_py(make_problem("tsp", 3, 1, 0).core, [2, 0, 1]) == [2, 0, 1]
+    assert local_search_py(make_problem("cvrp", 1, 1, 50).core, [[1]]) == [[1]]
+    assert local_search_py(make_problem("ovrp", 1, 1, 50).core, [[1]], []) == [[1]]
+
+
+def test_touched_empty_changes_nothing():
+    problem = make_problem("cvrp", 30, 3, 30)
+    x = random_solution(problem, SplitMix64(3))
+    assert local_search_py(problem.core, x, []) == x
+
+
+def test_registry_gives_every_repair_the_local_search_slot(monkeypatch):
+    assert operators.native("greedy_insertion", local_search=1).params == (0.0, 0.0, 0.0, 1.0)
+    assert operators.native("greedy_insertion").params[3] == 0.0
+    with pytest.raises(OperatorError):
+        operators.native("greedy_insertion", local_search=2)
+    with pytest.raises(OperatorError):
+        operators.native("random_removal", local_search=1)
+    # a repair operator registered later gets the slot after its own (padded) parameters
+    spec = natives.NativeSpec("repair", (natives.Param("a", 1.0, 0.0), natives.Param("b", 2.0, 0.0)))
+    monkeypatch.setitem(natives.NATIVE_OPERATORS, "_test_repair", spec)
+    assert natives.native_params("_test_repair", {"local_search": 1}) == (1.0, 2.0, 0.0, 1.0)
+    for name, spec in natives.NATIVE_OPERATORS.items():
+        if spec.kind == "repair":
+            assert len(natives.native_params(name, {})) == 4
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_solve_with_local_search(kind):
+    problem = make_problem(kind, 40, 11, 30)
+    repair = operators.native("greedy_insertion", local_search=1)
+    with_ls, without = [], []
+    for seed in range(3):
+        res = glns.solve(problem, repair=repair, iterations=50, seed=seed)
+        problem.check(res.solution)
+        assert res.cost == pytest.approx(solution_cost(problem, res.solution), rel=1e-12)
+        # the search never makes the best solution worse
+        assert solution_cost(problem, local_search_py(problem.core, res.solution)) <= res.cost
+        with_ls.append(res.cost)
+        without.append(glns.solve(problem, repair="greedy_insertion", iterations=50, seed=seed).cost)
+    # fixed seeds: deterministic, and by a wide margin in practice
+    assert np.mean(with_ls) <= np.mean(without)
+
+
+@pytest.mark.parametrize("n, seed", [(8, 19), (13, 63), (11, 191)])
+def test_route_merge_with_depot_self_loop(n, seed):
+    """Cases where 2-opt* empties a route while d[0, 0] > 0 (found by search): the emptied
+    route must be priced at 0, as sol_cost does; the result must still be a local optimum."""
+    problem = _asymmetric("cvrp", n, seed, 15)
+    x = random_solution(problem, SplitMix64(seed))
+    y, cost = local_search_py(problem.core, x, return_cost=True)
+    assert y == local_search(x, problem.problem_data())
+    _check_result(problem, x, y, cost)
+    assert improving_moves(y, problem.problem_data(), limit=1) == []
