@@ -29,30 +29,31 @@ def _instance(kind: str, n: int, i: int) -> glns.Problem:
     return gen(n, TUNING_SEED + i)
 
 
-def candidates(kind: str) -> dict[str, dict[str, Any]]:
-    """Named solve() keyword sets. Edit freely: this is a lab bench, not an API."""
+def candidates(kind: str) -> dict[str, Callable[[], dict[str, Any]]]:
+    """Named solve() keyword sets, built lazily. Edit freely: this is a lab bench, not an API."""
     vrp = kind != "tsp"
     P = glns.SolveParams
-    A = glns.AutoTemperature
     ls = dict(local_search=1)
+    small = dict(destroy_fraction=(0.05, 0.2), max_destroy=30)
     return {
-        "default": {},
-        "seeds-paper": dict(destroy=["random_removal", "worst_removal"], repair="greedy_insertion",
-                            params=P.paper()),
-        "sisr": dict(destroy="string_removal", repair=ops.native("blink_insertion", order=4),
-                     params=P(destroy_fraction=(0.05, 0.2), max_destroy=30)),
-        "sisr-ls": dict(destroy="string_removal", repair=ops.native("blink_insertion", order=4, **ls),
-                        params=P(destroy_fraction=(0.05, 0.2), max_destroy=30)),
-        "mix-ls": dict(destroy=["string_removal", "related_removal", "random_removal"] + (["route_removal"] if vrp else []),
-                       repair=[ops.native("blink_insertion", order=4, **ls), ops.native("regret_insertion", k=2, **ls)],
-                       params=P(destroy_fraction=(0.05, 0.25), max_destroy=30)),
+        "default": lambda: {},
+        "seeds-paper": lambda: dict(destroy=["random_removal", "worst_removal"],
+                                    repair="greedy_insertion", params=P.paper()),
+        "sisr": lambda: dict(destroy="string_removal", repair=ops.native("blink_insertion", order=4),
+                             params=P(**small)),
+        "sisr-ls": lambda: dict(destroy="string_removal",
+                                repair=ops.native("blink_insertion", order=4, **ls), params=P(**small)),
+        "mix-ls": lambda: dict(
+            destroy=["string_removal", "related_removal", "random_removal"] + (["route_removal"] if vrp else []),
+            repair=[ops.native("blink_insertion", order=4, **ls), ops.native("regret_insertion", k=2, **ls)],
+            params=P(destroy_fraction=(0.05, 0.25), max_destroy=30)),
     }
 
 
 def _run(task: tuple[str, int, int, str, dict[str, Any]]) -> tuple[float, float, int]:
     kind, n, i, name, budget = task
     problem = _instance(kind, n, i)
-    kwargs = candidates(kind)[name]
+    kwargs = candidates(kind)[name]()
     t = time.perf_counter()
     res = glns.solve(problem, seed=i, **kwargs, **budget)
     problem.check(res.solution)
