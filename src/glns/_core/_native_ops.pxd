@@ -9,6 +9,7 @@ cdef enum:
     OP_WORST_REMOVAL = 1
     OP_GREEDY_INSERTION = 100
     OP_BLINK_INSERTION = 101
+    OP_REGRET_INSERTION = 102
 
 # Every native operator takes N_PARAMS doubles (unused ones are ignored).
 cdef enum:
