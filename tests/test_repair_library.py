@@ -12,6 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 import glns
 from glns._core._native_ops import apply_destroy, apply_repair
+from glns._core._repair import regret_trace
 from glns.operators.library import repair as twins
 from glns.operators.seeds import BY_PROBLEM
 from glns.reference import random_solution, solution_cost
@@ -140,9 +141,89 @@ def test_blink_native_rejects_bad_order_code():
 
 
 # ------------------------------------------------------------------------------------------
+# regret_insertion
+
+@settings(max_examples=60, deadline=None)
+@given(**instances, k=st.sampled_from([2, 3]), neighbours=st.sampled_from([0, 0, 1, 3, 8, 200]))
+def test_regret_insertion_matches_twin(kind, n, seed, capacity, frac, destroy, k, neighbours):
+    problem, partial, removed = _case(kind, n, seed, capacity, frac, destroy)
+    params = {"k": k, "neighbours": neighbours}
+    complete, state = apply_repair("regret_insertion", problem.core, partial, removed, seed, params)
+    twin = twins.regret_insertion(partial, removed, problem.problem_data(), SplitMix64(seed), **params)
+    assert complete == twin
+    assert state == seed          # deterministic: no random numbers drawn
+    _assert_complete(problem, complete)
+
+
+@settings(max_examples=40, deadline=None)
+@given(**instances, k=st.sampled_from([2, 3]), neighbours=st.sampled_from([0, 1, 2, 5, 200]))
+def test_regret_cache_equals_full_recomputation(kind, n, seed, capacity, frac, destroy, k, neighbours):
+    """Before every insertion, each pending node's cached options (per route, or the k best
+    tour positions), granular flag and score equal a from-scratch computation."""
+    problem, partial, removed = _case(kind, n, seed, capacity, frac, destroy)
+    snapshots, complete = regret_trace(problem.core, partial, removed, k, neighbours)
+    assert len(snapshots) == len(removed)
+    assert [len(snap["cache"]) for snap in snapshots] == list(range(len(removed), 0, -1))
+    data = problem.problem_data()
+    for snap in snapshots:
+        ref = twins.regret_reference(snap["routes"], list(snap["cache"]), data, k, neighbours)
+        for w, (options, granular, score) in ref.items():
+            assert snap["cache"][w] == options, (w, snap["routes"])
+            assert snap["granular"][w] == granular
+            assert snap["scores"][w] == score
+    assert complete == apply_repair("regret_insertion", problem.core, partial, removed, 0,
+                                    {"k": k, "neighbours": neighbours})[0]
+
+
+def test_regret2_hand_computed_choice():
+    """Depot (0,0); routes [1] with 1 at (2,0) and [2] with 2 at (0,2); removed 3 at (2,1) and
+    4 at (1,1). Node 4 is cheaper to insert (2*sqrt(2) - 2 = 0.83 into either route: regret 0)
+    but node 3 has regret sqrt(5) - 1 = 1.24: route 0 costs sqrt(5) + 1 - 2, route 1
+    2 sqrt(5) - 2 (a new route 2 sqrt(5)). So regret-2 inserts 3 first, at the first of its two
+    equal positions in route 0; then 4 goes between the depot and 3 (sqrt(2) + 1 - sqrt(5))."""
+    coords = [[0, 0], [2, 0], [0, 2], [2, 1], [1, 1]]
+    problem = glns.CVRP(coords, [0, 1, 1, 1, 1], 100)
+    snapshots, complete = regret_trace(problem.core, [[1], [2]], [4, 3], 2, 0)
+    r5, r2 = math.sqrt(5), math.sqrt(2)
+    assert snapshots[0]["scores"][3] == pytest.approx((0, r5 - 1, r5 - 1))
+    assert snapshots[0]["scores"][4] == (0, 0.0, pytest.approx(2 * r2 - 2))
+    assert snapshots[1]["routes"] == [[3, 1], [2]]
+    assert complete == [[4, 3, 1], [2]]
+    # greedy in the given order takes 4 first, and the cheapest-first rule would too
+    greedy, _ = apply_repair("greedy_insertion", problem.core, [[1], [2]], [4, 3], 0)
+    assert greedy[0][0] == 4
+
+
+def test_regret_missing_option_goes_first():
+    """k = 3, capacity 3: routes [1] (load 1) and [2] (load 2). Node 3 (demand 2) fits only
+    route 0 or a new route, one option short of 3, so M counts for it: it goes before node 4
+    (demand 1, three options) although its finite part is smaller (-2.4 against 2.0)."""
+    coords = [[0, 0], [2, 0], [0, 2], [0, 2.5], [1, 1]]
+    problem = glns.CVRP(coords, [0, 1, 2, 2, 1], 3)
+    snapshots, complete = regret_trace(problem.core, [[1], [2]], [4, 3], 3, 0)
+    missing3, regret3, _ = snapshots[0]["scores"][3]
+    missing4, regret4, _ = snapshots[0]["scores"][4]
+    assert (missing3, missing4) == (1, 0)
+    c1 = 2.5 + math.hypot(2, 2.5) - 2
+    assert regret3 == pytest.approx((5.0 - c1) - c1)
+    assert regret4 == pytest.approx(2.0) and regret3 < regret4
+    assert snapshots[1]["routes"] == [[3, 1], [2]]
+    problem.check(complete)
+
+
+@pytest.mark.parametrize("bad", [{"k": 1}, {"k": 4}, {"k": 2.5}, {"neighbours": 0.5}])
+def test_regret_rejects_bad_parameters(bad):
+    problem = make_problem("tsp", 6, 1, 0)
+    with pytest.raises(glns.exceptions.OperatorError):
+        apply_repair("regret_insertion", problem.core, [0, 1], [2, 3, 4, 5], 0, bad)
+    with pytest.raises(ValueError, match="k must be"):
+        apply_repair("regret_insertion", problem.core, [0, 1], [2, 3, 4, 5], 0, (4, 0))
+
+
+# ------------------------------------------------------------------------------------------
 # through the solver
 
-LIBRARY_REPAIRS = ["blink_insertion"]
+LIBRARY_REPAIRS = ["blink_insertion", "regret_insertion"]
 
 
 @pytest.mark.parametrize("kind", KINDS)

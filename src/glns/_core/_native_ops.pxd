@@ -13,6 +13,7 @@ cdef enum:
     OP_SEGMENT_REMOVAL = 5
     OP_GREEDY_INSERTION = 100
     OP_BLINK_INSERTION = 101
+    OP_REGRET_INSERTION = 102
 
 # Every native operator takes N_PARAMS doubles (unused ones are ignored).
 cdef enum:

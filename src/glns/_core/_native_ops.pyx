@@ -10,6 +10,7 @@ from glns._core._destroy cimport random_removal, worst_removal
 from glns._core._destroy cimport string_removal, related_removal, route_removal, segment_removal
 from glns._core._repair cimport greedy_insertion
 from glns._core._repair cimport blink_insertion
+from glns._core._repair cimport regret_insertion
 from glns._core._local_search cimport local_search
 
 NATIVE_DESTROY = {"random_removal": OP_RANDOM_REMOVAL, "worst_removal": OP_WORST_REMOVAL}
@@ -19,6 +20,7 @@ NATIVE_DESTROY["route_removal"] = OP_ROUTE_REMOVAL
 NATIVE_DESTROY["segment_removal"] = OP_SEGMENT_REMOVAL
 NATIVE_REPAIR = {"greedy_insertion": OP_GREEDY_INSERTION}
 NATIVE_REPAIR["blink_insertion"] = OP_BLINK_INSERTION
+NATIVE_REPAIR["regret_insertion"] = OP_REGRET_INSERTION
 PARAMS_PER_OPERATOR = N_PARAMS
 
 
@@ -52,6 +54,8 @@ cdef int native_repair(int code, const double *params, Sol *s, const Inst *inst,
         greedy_insertion(s, inst, removed, n_removed)
     elif code == OP_BLINK_INSERTION:
         blink_insertion(s, inst, removed, n_removed, params[0], params[1], params[2], rng)
+    elif code == OP_REGRET_INSERTION:
+        regret_insertion(s, inst, removed, n_removed, params[0], params[1], NULL)
     else:
         with gil:
             raise ValueError(f"unknown native repair operator {code}")

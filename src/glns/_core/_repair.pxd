@@ -16,3 +16,6 @@ cdef enum:
 cdef int blink_insertion(Sol *s, const Inst *inst, const int *removed, int n_removed,
                          double order, double blink_rate, double neighbours,
                          uint64_t *rng) except -1 nogil
+
+cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_removed,
+                          double k, double neighbours, void *trace) except -1 nogil

@@ -7,7 +7,9 @@ from libc.stdlib cimport malloc, calloc, free, qsort
 
 from glns._core._types cimport Inst, Sol, KIND_TSP
 from glns._core._rng cimport rng_below, rng_uniform
-from glns._core._solution cimport sol_insert, sol_new_route, insertion_delta, new_route_cost
+from glns._core._solution cimport (sol_insert, sol_new_route, insertion_delta, new_route_cost,
+                                   sol_to_py, Solution)
+from glns._core._instance cimport CoreInstance
 
 
 cdef int greedy_insertion(Sol *s, const Inst *inst, const int *removed, int n_removed) except -1 nogil:
@@ -249,3 +251,447 @@ cdef int blink_insertion(Sol *s, const Inst *inst, const int *removed, int n_rem
         free(todo)
         free(mark)
     return 0
+
+
+# ---------------------------------------------------------------------------------------------
+# regret_insertion: regret-k with cached insertion costs
+#
+# A VRP node's options are its cheapest feasible insertion into each route (one per route) and
+# a new route. Its regret is sum_{j=2..k} (c_j - c_1) over its options sorted by cost; a missing
+# option (fewer than k) counts as a constant M larger than any cost, i.e. regrets compare first
+# by the number of missing options (more first) and then by the remaining finite sum. The node
+# with the largest regret goes first (ties: smaller c_1, then smaller node id) to its cheapest
+# option (ties: first route, first position; a new route only when strictly cheaper or when
+# nothing else fits). A tour has one route: there the options are the k cheapest positions.
+#
+# Caches. VRP: per (node, route) the best cost and position; after an insertion into route r
+# only column r is recomputed (a new route adds a column). TSP: per node its k cheapest edges,
+# kept by start node (positions shift, edges do not); after u goes between a and b only the
+# nodes that cached edge (a, b) are rescanned, the others just compare the two new edges.
+# Granular (g > 0): a node's candidates are the positions next to its g nearest neighbours;
+# when it has none (no routed neighbour with room) its cache holds all positions instead.
+
+ctypedef struct Regret:
+    int k               # regret degree (2 or 3)
+    int g               # granular neighbours per node (0: all positions)
+    int alive           # nodes still to insert: their slots are todo[0:alive]
+    int *todo
+    int *node           # slot -> node id
+    int cols            # cache columns per slot: route slots (VRP) or k (TSP)
+    double *cost        # slot x cols. VRP: best insertion cost into each route (INFINITY: no
+                        # option there); TSP: the k cheapest insertion costs, cheapest first
+    int *where          # VRP: position of that insertion (-1: none); TSP: start node of the
+                        # edge (-1: the one position of an empty tour)
+    int *count          # TSP: edges cached per slot
+    char *granular      # the slot caches granular candidates (else all positions)
+    int *missing        # options missing among the k best (each worth M)
+    double *regret      # the regret without the M terms
+    double *first       # the cheapest option
+
+
+cdef inline void _keep_first(double *c, int *p, double cost, int pos) noexcept nogil:
+    """Keep the cheaper of (c, p) and (cost, pos); ties go to the first position."""
+    if cost < c[0] or (cost == c[0] and pos < p[0]):
+        c[0] = cost
+        p[0] = pos
+
+
+cdef inline void _offer3(double *b, double x) noexcept nogil:
+    """Keep the three smallest values offered, in ascending order."""
+    if x < b[2]:
+        if x < b[1]:
+            b[2] = b[1]
+            if x < b[0]:
+                b[1] = b[0]
+                b[0] = x
+            else:
+                b[1] = x
+        else:
+            b[2] = x
+
+
+cdef void _score(Regret *st, int i, const double *best, int n_opt) noexcept nogil:
+    """Regret of slot i from its cheapest options best[0..] (n_opt of them, at least one)."""
+    cdef double acc = 0.0
+    cdef int j, missing = 0
+    for j in range(1, st.k):
+        if j < n_opt:
+            acc += best[j] - best[0]
+        else:           # M - c_1: M is kept apart as a count
+            missing += 1
+            acc -= best[0]
+    st.missing[i] = missing
+    st.regret[i] = acc
+    st.first[i] = best[0]
+
+
+cdef inline bint _goes_before(const Regret *st, int i, int j) noexcept nogil:
+    """Slot i is inserted before slot j: larger regret, then smaller cheapest cost, then id."""
+    if st.missing[i] != st.missing[j]:
+        return st.missing[i] > st.missing[j]
+    if st.regret[i] != st.regret[j]:
+        return st.regret[i] > st.regret[j]
+    if st.first[i] != st.first[j]:
+        return st.first[i] < st.first[j]
+    return st.node[i] < st.node[j]
+
+
+# -- VRP: one cache entry per (node, route) ---------------------------------------------------
+
+cdef void _vrp_route_full(const Sol *s, const Inst *inst, int v, int r, double *c,
+                          int *p) noexcept nogil:
+    """v's cheapest position in route r (first on ties); none when r lacks room."""
+    cdef int pos
+    cdef double delta
+    c[0] = INFINITY
+    p[0] = -1
+    if not _fits(s, inst, v, r):
+        return
+    for pos in range(s.length[r] + 1):
+        delta = insertion_delta(s, inst, v, r, pos)
+        if delta < c[0]:
+            c[0] = delta
+            p[0] = pos
+
+
+cdef void _vrp_route_granular(const Sol *s, const Inst *inst, int v, int r, int g, double *c,
+                              int *p) noexcept nogil:
+    """As _vrp_route_full, over the positions next to v's g nearest neighbours in route r."""
+    cdef const int *nb = &inst.neigh[v * inst.n_neigh]
+    cdef int j, q
+    c[0] = INFINITY
+    p[0] = -1
+    if not _fits(s, inst, v, r):
+        return
+    for j in range(g):
+        if s.route_of[nb[j]] != r:
+            continue
+        q = s.pos_of[nb[j]]
+        _keep_first(c, p, insertion_delta(s, inst, v, r, q), q)
+        _keep_first(c, p, insertion_delta(s, inst, v, r, q + 1), q + 1)
+
+
+cdef void _vrp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept nogil:
+    """All route entries of slot i: granular candidates if it has any, else all positions."""
+    cdef int v = st.node[i]
+    cdef double *c = &st.cost[i * st.cols]
+    cdef int *p = &st.where[i * st.cols]
+    cdef const int *nb
+    cdef int r, j, q
+    cdef bint found = False
+    for r in range(s.n_routes):
+        c[r] = INFINITY
+        p[r] = -1
+    if st.g > 0:
+        nb = &inst.neigh[v * inst.n_neigh]
+        for j in range(st.g):      # O(g): each neighbour feeds its own route's entry
+            r = s.route_of[nb[j]]
+            if r < 0 or not _fits(s, inst, v, r):
+                continue
+            q = s.pos_of[nb[j]]
+            _keep_first(&c[r], &p[r], insertion_delta(s, inst, v, r, q), q)
+            _keep_first(&c[r], &p[r], insertion_delta(s, inst, v, r, q + 1), q + 1)
+            found = True
+    st.granular[i] = found
+    if not found:
+        for r in range(s.n_routes):
+            _vrp_route_full(s, inst, v, r, &c[r], &p[r])
+
+
+cdef void _vrp_update(Regret *st, const Sol *s, const Inst *inst, int i, int r) noexcept nogil:
+    """Refresh slot i after route r changed or was opened; the other routes' entries stand."""
+    cdef int v = st.node[i]
+    cdef double *c = &st.cost[i * st.cols]
+    cdef int *p = &st.where[i * st.cols]
+    cdef double gc
+    cdef int gp, t
+    if st.granular[i]:
+        _vrp_route_granular(s, inst, v, r, st.g, &c[r], &p[r])
+        if p[r] < 0:
+            for t in range(s.n_routes):
+                if p[t] >= 0:
+                    return
+            _vrp_fill(st, s, inst, i)   # the last granular candidate is gone: all positions
+        return
+    if st.g > 0:
+        # Only route r changed, so only r can offer v a granular candidate now.
+        _vrp_route_granular(s, inst, v, r, st.g, &gc, &gp)
+        if gp >= 0:
+            for t in range(s.n_routes):
+                c[t] = INFINITY
+                p[t] = -1
+            c[r] = gc
+            p[r] = gp
+            st.granular[i] = True
+            return
+    _vrp_route_full(s, inst, v, r, &c[r], &p[r])
+
+
+cdef void _vrp_score(Regret *st, const Sol *s, const Inst *inst, int i) noexcept nogil:
+    """Regret of slot i over its route entries and the new-route option. O(routes)."""
+    cdef const double *c = &st.cost[i * st.cols]
+    cdef const int *p = &st.where[i * st.cols]
+    cdef double best[3]
+    cdef int r, n_opt = 1
+    best[0] = INFINITY
+    best[1] = INFINITY
+    best[2] = INFINITY
+    _offer3(best, new_route_cost(inst, st.node[i]))
+    for r in range(s.n_routes):
+        if p[r] >= 0:
+            _offer3(best, c[r])
+            n_opt += 1
+    _score(st, i, best, n_opt)
+
+
+cdef int _vrp_insert(Regret *st, Sol *s, const Inst *inst, int i) except -1 nogil:
+    """Insert slot i's node at its cheapest option; returns the route it went to."""
+    cdef int v = st.node[i]
+    cdef const double *c = &st.cost[i * st.cols]
+    cdef const int *p = &st.where[i * st.cols]
+    cdef int r, best_r = -1, best_pos = 0
+    cdef double best = INFINITY
+    for r in range(s.n_routes):
+        if p[r] >= 0 and c[r] < best:
+            best = c[r]
+            best_r = r
+            best_pos = p[r]
+    if best_r < 0 or new_route_cost(inst, v) < best:
+        best_r = sol_new_route(s)
+        best_pos = 0
+    sol_insert(s, inst, v, best_r, best_pos)
+    return best_r
+
+
+# -- TSP: the k cheapest edges per node ---------------------------------------------------------
+
+cdef inline int _edge_pos(const Sol *s, int start) noexcept nogil:
+    """Tour position of the edge leaving `start` (-1: the empty tour's only position, 0)."""
+    if start < 0:
+        return 0
+    cdef int q = s.pos_of[start] + 1
+    return 0 if q == s.length[0] else q
+
+
+cdef void _tsp_offer(Regret *st, const Sol *s, int i, double c, int start) noexcept nogil:
+    """Offer the edge leaving `start` at cost c to slot i's k cheapest (cost, position)."""
+    cdef double *tc = &st.cost[i * st.cols]
+    cdef int *ts = &st.where[i * st.cols]
+    cdef int n = st.count[i]
+    cdef int pos = _edge_pos(s, start)
+    cdef int j, t
+    for j in range(n):
+        if ts[j] == start:
+            return
+    j = n
+    while j > 0 and (c < tc[j - 1] or (c == tc[j - 1] and pos < _edge_pos(s, ts[j - 1]))):
+        j -= 1
+    if j >= st.k:
+        return
+    if n == st.k:
+        n -= 1              # the k-th drops out
+    for t in range(n, j, -1):
+        tc[t] = tc[t - 1]
+        ts[t] = ts[t - 1]
+    tc[j] = c
+    ts[j] = start
+    st.count[i] = n + 1
+
+
+cdef void _tsp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept nogil:
+    """Slot i's k cheapest edges: among granular candidates if it has any, else all. """
+    cdef int v = st.node[i]
+    cdef int L = s.length[0]
+    cdef const int *row = s.nodes
+    cdef const int *nb
+    cdef int j, x, p, pos
+    st.count[i] = 0
+    st.granular[i] = False
+    if st.g > 0 and L > 0:
+        nb = &inst.neigh[v * inst.n_neigh]
+        for j in range(st.g):
+            x = nb[j]
+            if s.route_of[x] < 0:
+                continue
+            p = s.pos_of[x]
+            _tsp_offer(st, s, i, insertion_delta(s, inst, v, 0, p), row[p - 1] if p > 0 else row[L - 1])
+            _tsp_offer(st, s, i, insertion_delta(s, inst, v, 0, p + 1 if p + 1 < L else 0), x)
+        if st.count[i] > 0:
+            st.granular[i] = True
+            return
+    if L == 0:
+        _tsp_offer(st, s, i, insertion_delta(s, inst, v, 0, 0), -1)
+        return
+    for pos in range(L):
+        _tsp_offer(st, s, i, insertion_delta(s, inst, v, 0, pos), row[pos - 1] if pos > 0 else row[L - 1])
+
+
+cdef void _tsp_update(Regret *st, const Sol *s, const Inst *inst, int i, int u, int a,
+                      int b) noexcept nogil:
+    """Refresh slot i after u went between a and b (a = -1: the tour was empty)."""
+    cdef int v = st.node[i]
+    cdef const int *ts = &st.where[i * st.cols]
+    cdef const int *nb
+    cdef int j, x, pu, L
+    cdef bint near_a = True, near_u = True, near_b = True
+    if a < 0:
+        _tsp_fill(st, s, inst, i)
+        return
+    for j in range(st.count[i]):
+        if ts[j] == a:          # edge (a, b) is gone: rescan
+            _tsp_fill(st, s, inst, i)
+            return
+    if st.g > 0:
+        near_a = near_u = near_b = False
+        nb = &inst.neigh[v * inst.n_neigh]
+        for j in range(st.g):
+            x = nb[j]
+            near_a = near_a or x == a
+            near_u = near_u or x == u
+            near_b = near_b or x == b
+        if not st.granular[i]:
+            if near_u:          # v has a routed neighbour now: granular candidates
+                _tsp_fill(st, s, inst, i)
+                return
+            near_a = near_u = near_b = True     # all positions: both new edges count
+    # The cached edges are unchanged (same cost, same order): offer the two new ones.
+    L = s.length[0]
+    pu = s.pos_of[u]
+    if near_a or near_u:
+        _tsp_offer(st, s, i, insertion_delta(s, inst, v, 0, pu), a)
+    if near_u or near_b:
+        _tsp_offer(st, s, i, insertion_delta(s, inst, v, 0, pu + 1 if pu + 1 < L else 0), u)
+
+
+cdef void _tsp_score(Regret *st, int i) noexcept nogil:
+    _score(st, i, &st.cost[i * st.cols], st.count[i])
+
+
+# -- the operator --------------------------------------------------------------------------------
+
+cdef int _record(const Regret *st, const Sol *s, const Inst *inst, object out) except -1:
+    """Append the cache of every node still to insert (regret_trace)."""
+    cdef int t, i, j, w, r
+    cache = {}
+    granular = {}
+    scores = {}
+    for t in range(st.alive):
+        i = st.todo[t]
+        w = st.node[i]
+        if inst.kind == KIND_TSP:
+            cache[w] = [(st.cost[i * st.cols + j], _edge_pos(s, st.where[i * st.cols + j]))
+                        for j in range(st.count[i])]
+        else:
+            cache[w] = [None if st.where[i * st.cols + r] < 0 else
+                        (st.cost[i * st.cols + r], st.where[i * st.cols + r])
+                        for r in range(s.n_routes)]
+        granular[w] = bool(st.granular[i])
+        scores[w] = (st.missing[i], st.regret[i], st.first[i])
+    out.append({"routes": sol_to_py(s, inst), "cache": cache, "granular": granular,
+                "scores": scores})
+    return 0
+
+
+cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_removed,
+                          double k, double neighbours, void *trace) except -1 nogil:
+    """Regret-k insertion (k = 2 or 3) with cached insertion costs; see the notes above.
+
+    neighbours: g > 0 restricts each node to positions next to its g nearest neighbours.
+    trace: NULL, or a Python list that receives the cache before every insertion (tests).
+    """
+    cdef Regret st
+    cdef bint tsp = inst.kind == KIND_TSP
+    cdef int m = n_removed
+    cdef int i, t, bt, u, r, pos, L, a, b
+    if not (k == 2.0 or k == 3.0):
+        with gil:
+            raise ValueError(f"regret_insertion: k must be 2 or 3, got {k}")
+    st.k = <int> k
+    st.g = _granularity(inst, neighbours)
+    st.cols = st.k if tsp else s.n_routes + m       # each insertion opens at most one route
+    cdef int slots = max(m, 1)
+    st.todo = <int *> malloc(slots * sizeof(int))
+    st.node = <int *> malloc(slots * sizeof(int))
+    st.cost = <double *> malloc(<size_t> slots * max(st.cols, 1) * sizeof(double))
+    st.where = <int *> malloc(<size_t> slots * max(st.cols, 1) * sizeof(int))
+    st.count = <int *> malloc(slots * sizeof(int))
+    st.granular = <char *> malloc(slots * sizeof(char))
+    st.missing = <int *> malloc(slots * sizeof(int))
+    st.regret = <double *> malloc(slots * sizeof(double))
+    st.first = <double *> malloc(slots * sizeof(double))
+    try:
+        if (st.todo == NULL or st.node == NULL or st.cost == NULL or st.where == NULL
+                or st.count == NULL or st.granular == NULL or st.missing == NULL
+                or st.regret == NULL or st.first == NULL):
+            with gil:
+                raise MemoryError()
+        for i in range(m):
+            st.node[i] = removed[i]
+            st.todo[i] = i
+            if tsp:
+                _tsp_fill(&st, s, inst, i)
+                _tsp_score(&st, i)
+            else:
+                _vrp_fill(&st, s, inst, i)
+                _vrp_score(&st, s, inst, i)
+        st.alive = m
+        while st.alive > 0:
+            if trace != NULL:
+                with gil:
+                    _record(&st, s, inst, <object> trace)
+            bt = 0
+            for t in range(1, st.alive):
+                if _goes_before(&st, st.todo[t], st.todo[bt]):
+                    bt = t
+            i = st.todo[bt]
+            st.alive -= 1
+            st.todo[bt] = st.todo[st.alive]
+            u = st.node[i]
+            if tsp:
+                L = s.length[0]
+                pos = _edge_pos(s, st.where[i * st.cols])
+                a = (s.nodes[pos - 1] if pos > 0 else s.nodes[L - 1]) if L > 0 else -1
+                b = s.nodes[pos] if L > 0 else -1
+                sol_insert(s, inst, u, 0, pos)
+                for t in range(st.alive):
+                    _tsp_update(&st, s, inst, st.todo[t], u, a, b)
+                    _tsp_score(&st, st.todo[t])
+            else:
+                r = _vrp_insert(&st, s, inst, i)
+                for t in range(st.alive):
+                    _vrp_update(&st, s, inst, st.todo[t], r)
+                    _vrp_score(&st, s, inst, st.todo[t])
+    finally:
+        free(st.todo)
+        free(st.node)
+        free(st.cost)
+        free(st.where)
+        free(st.count)
+        free(st.granular)
+        free(st.missing)
+        free(st.regret)
+        free(st.first)
+    return 0
+
+
+def regret_trace(CoreInstance inst not None, partial, removed, double k=2, double neighbours=0):
+    """Test hook: run regret_insertion on a copy of `partial` and return (snapshots, complete).
+
+    Before every insertion a snapshot records the solution ("routes") and, for every node still
+    to insert, its cache ("cache": VRP one (cost, position) or None per route; TSP the k
+    cheapest (cost, position)), whether it is granular, and its score (missing, regret, c_1).
+    """
+    cdef Solution sol = Solution(inst)
+    sol.load(partial, list(removed))
+    cdef int n = len(removed), i
+    cdef int *buf = <int *> malloc(max(n, 1) * sizeof(int))
+    if buf == NULL:
+        raise MemoryError()
+    snapshots = []
+    try:
+        for i in range(n):
+            buf[i] = removed[i]
+        regret_insertion(&sol.s, &inst.c, buf, n, k, neighbours, <void *> snapshots)
+    finally:
+        free(buf)
+    return snapshots, sol.routes()

@@ -82,6 +82,12 @@ NATIVE_OPERATORS: dict[str, NativeSpec] = {
          Param("neighbours", 0, 0, integer=True,
                doc="granular: only positions next to the node's G nearest neighbours (0 = all)")),
         doc="SISR recreate: cheapest position in a sorted order, positions skipped at random"),
+    "regret_insertion": NativeSpec(
+        "repair",
+        (Param("k", 2, 2, 3, integer=True, doc="regret degree: sum of c_j - c_1 for j = 2..k"),
+         Param("neighbours", 0, 0, integer=True,
+               doc="granular: only positions next to the node's G nearest neighbours (0 = all)")),
+        doc="regret-k insertion with cached per-route (VRP) / k-best (TSP) insertion costs"),
 }
 
 

@@ -200,3 +200,103 @@ def blink_insertion(partial, removed, problem_data, rng=random, order=ORDER_SISR
             r, pos = len(st.routes), 0
         st.insert(v, r, pos)
     return st.result()
+
+
+# ------------------------------------------------------------------------------------------
+# regret insertion
+
+def _candidates(st: _Partial, v: int) -> tuple[set[tuple[int, int]], bool]:
+    """v's candidate (route, position) pairs, and whether they are the granular ones.
+
+    Granular: the positions directly before and after each of v's routed nearest neighbours
+    whose route has room; when there is none, every position of every route with room.
+    """
+    near = set()
+    for x in st.neigh[v] if st.neigh else ():
+        if x in st.where:
+            r, p = st.where[x]
+            if st.fits(v, r):
+                near.add((r, p))
+                near.add((r, st.after(r, p)[0]))
+    if near:
+        return near, True
+    return {(r, pos) for r in range(len(st.routes)) if st.fits(v, r) for pos in st.positions(r)}, False
+
+
+def _regret_options(st: _Partial, v: int, k: int) -> tuple[list, bool]:
+    """VRP: per route v's cheapest (cost, position), None where v has no candidate.
+    TSP: v's k cheapest (cost, position). Ties by position. Also the granular flag."""
+    cands, granular = _candidates(st, v)
+    scored = sorted((st.delta(v, r, pos), r, pos) for r, pos in cands)
+    if not st.vrp:
+        return [(cost, pos) for cost, _, pos in scored[:k]], granular
+    per_route: list = [None] * len(st.routes)
+    for cost, r, pos in scored:
+        if per_route[r] is None:
+            per_route[r] = (cost, pos)
+    return per_route, granular
+
+
+def _regret_score(st: _Partial, v: int, options: list, k: int) -> tuple[int, float, float]:
+    """(missing, regret, c_1): regret = sum_{j=2..k} (c_j - c_1) over v's cheapest options
+    (VRP: one per route plus a new route), each missing c_j counted as a large constant M,
+    which is kept apart as the count `missing` (so M never swamps the float sum)."""
+    values = [cost for cost, _ in (o for o in options if o is not None)]
+    if st.vrp:
+        values.append(st.new_route_cost(v))
+    values.sort()
+    c1 = values[0]
+    acc, missing = 0.0, 0
+    for j in range(1, k):
+        if j < len(values):
+            acc += values[j] - c1
+        else:
+            missing += 1
+            acc -= c1
+    return missing, acc, c1
+
+
+def regret_reference(solution, nodes, problem_data, k=2, neighbours=0):
+    """Full recomputation of what regret_insertion caches for each of `nodes` (unrouted) in
+    `solution`: {node: (options, granular, (missing, regret, c_1))}, options as in
+    _regret_options. Tests compare the native cache with it."""
+    st = _Partial(solution, problem_data, neighbours)
+    out = {}
+    for v in nodes:
+        options, granular = _regret_options(st, v, int(k))
+        out[v] = (options, granular, _regret_score(st, v, options, int(k)))
+    return out
+
+
+def regret_insertion(partial, removed, problem_data, rng=random, k=2, neighbours=0):
+    """Regret-k insertion: repeatedly insert the node whose best option beats its k-1 next
+    best options by the most, at its best option.
+
+    Options are the cheapest feasible position in each route plus a new route (VRP), or the k
+    cheapest positions of the tour (TSP). Ties: smaller cheapest cost, then node id; the
+    insertion goes to the first route / first position among equals, and to a new route only
+    when strictly cheaper or nothing fits. Deterministic: rng is accepted for the contract but
+    never drawn from. This twin recomputes everything each step; the native operator caches.
+    """
+    k = int(k)
+    st = _Partial(partial, problem_data, neighbours)
+    todo = list(removed)
+    while todo:
+        best_key, chosen = None, None
+        for v in todo:
+            options, _ = _regret_options(st, v, k)
+            missing, regret, c1 = _regret_score(st, v, options, k)
+            key = (-missing, -regret, c1, v)     # largest regret first
+            if best_key is None or key < best_key:
+                best_key, chosen = key, (v, options)
+        v, options = chosen
+        todo.remove(v)
+        if st.vrp:
+            entries = [(o[0], r, o[1]) for r, o in enumerate(options) if o is not None]
+            cost, r, pos = min(entries) if entries else (math.inf, -1, 0)
+            if r < 0 or st.new_route_cost(v) < cost:
+                r, pos = len(st.routes), 0
+        else:
+            r, pos = 0, options[0][1]
+        st.insert(v, r, pos)
+    return st.result()
