@@ -10,7 +10,9 @@
 from glns.sandbox.admission import (
     Admission as Admission,
     CheckConfig as CheckConfig,
+    CheckRequest as CheckRequest,
     check_operator as check_operator,
+    check_operators as check_operators,
 )
 from glns.sandbox.evaluation import (
     DEFAULT_OP_TIMEOUT as DEFAULT_OP_TIMEOUT,
@@ -24,4 +26,4 @@ from glns.sandbox.pool import (
 )
 
 __all__ = ["WorkerPool", "TaskResult", "DEFAULT_MEMORY_MB", "Admission", "CheckConfig",
-           "check_operator", "RunOutcome", "evaluate", "DEFAULT_OP_TIMEOUT"]
+           "check_operator", "check_operators", "CheckRequest", "RunOutcome", "evaluate", "DEFAULT_OP_TIMEOUT"]

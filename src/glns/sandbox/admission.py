@@ -25,17 +25,18 @@ from __future__ import annotations
 import copy
 import linecache
 import math
+import os
 import random
 import time
 import traceback
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Sequence
 
 import numpy as np
 
 from glns.sandbox.pool import TaskResult, WorkerPool
 
-__all__ = ["CheckConfig", "Admission", "check_operator"]
+__all__ = ["CheckConfig", "Admission", "CheckRequest", "check_operator", "check_operators"]
 
 _PROBLEM_NAMES = {"tsp": "TSP", "cvrp": "CVRP", "ovrp": "OVRP"}
 
@@ -373,6 +374,111 @@ def _verdict(res: TaskResult, what: str, limit: float, memory_mb: int | None) ->
     return _fail("internal", f"internal error of the checker {what}: {res.message}")
 
 
+@dataclass(frozen=True)
+class CheckRequest:
+    """One operator for :func:`check_operators`: its source, kind, problem and entry function."""
+
+    source: str
+    kind: str
+    problem: str
+    function: str | None = None
+
+    def __post_init__(self) -> None:
+        if self.kind not in ("destroy", "repair"):
+            raise ValueError(f"kind must be 'destroy' or 'repair', got {self.kind!r}")
+        if str(self.problem).lower() not in _PROBLEM_NAMES:
+            raise ValueError(f"problem must be one of {sorted(_PROBLEM_NAMES)}, got {self.problem!r}")
+        object.__setattr__(self, "problem", str(self.problem).lower())
+
+
+class _Progress:
+    """The state of one request while its checks run."""
+
+    def __init__(self, req: CheckRequest, cfg: CheckConfig) -> None:
+        self.req = req
+        self.started = time.monotonic()
+        self.timings: dict[int, float] = {}
+        self.warnings: list[str] = []
+        self.ident: dict[str, Any] = {}
+        self.verdict: Admission | None = None
+        # (n, seed, per-call limit, is the growth check)
+        self.cases = [(n, cfg.seed + i, cfg.call_timeout, False)
+                      for n in cfg.sizes for i in range(cfg.instances_per_size)]
+        if cfg.growth_n is not None:
+            self.cases.append((cfg.growth_n, cfg.seed, cfg.growth_timeout, True))
+        self.next_case = -1   # -1: loading the source
+
+    def finish(self, **fields: Any) -> None:
+        self.verdict = Admission(kind=self.req.kind, problem=self.req.problem,
+                                 timings=dict(self.timings), warnings=tuple(self.warnings),
+                                 seconds=time.monotonic() - self.started, **{**self.ident, **fields})
+
+    def task(self, cfg: CheckConfig) -> tuple[Any, tuple, float]:
+        """(function, args, kill deadline) of the next step."""
+        r = self.req
+        if self.next_case < 0:
+            return compile_task, (r.source, r.kind, r.function, cfg.call_timeout), \
+                cfg.call_timeout + cfg.kill_grace
+        n, seed, limit, _ = self.cases[self.next_case]
+        return case_task, (r.source, r.kind, self.ident["function"], r.problem, n, seed, cfg, limit), \
+            limit + cfg.kill_grace
+
+    def record(self, res: TaskResult, cfg: CheckConfig, memory_mb: int | None) -> None:
+        """Take the answer of the current step; set the verdict when done or failed."""
+        if self.next_case < 0:
+            head = _verdict(res, "while loading the source", cfg.call_timeout, memory_mb)
+            if not head["ok"]:
+                return self.finish(ok=False, check=head["check"], error=head["error"])
+            self.ident = {"function": head["function"], "convention": head["convention"]}
+        else:
+            n, _, limit, growth = self.cases[self.next_case]
+            out = _verdict(res, f"on the n={n} {_PROBLEM_NAMES[self.req.problem]} instance", limit,
+                           memory_mb)
+            seconds = out.get("seconds", res.seconds)
+            self.timings[n] = max(self.timings.get(n, 0.0), seconds)
+            for w in out.get("warnings", ()):
+                if w not in self.warnings:
+                    self.warnings.append(w)
+            if not out["ok"]:
+                check, error = out["check"], out["error"]
+                if growth and check == "timeout":
+                    check = "growth"
+                    error = (f"too slow: {error} (time-growth check: one call on n={n} must finish "
+                             f"within {limit:g} s; avoid work that grows faster than about n^2)")
+                return self.finish(ok=False, check=check, error=error, size=n)
+        self.next_case += 1
+        if self.next_case >= len(self.cases):
+            self.finish(ok=True)
+
+
+def check_operators(requests: Sequence[CheckRequest], *, pool: WorkerPool | None = None,
+                    config: CheckConfig | None = None) -> list[Admission]:
+    """:func:`check_operator` for many operators at once, spread over the pool's workers.
+
+    The checks of one operator run in order and stop at its first failure; different operators
+    are checked in parallel (one step of each at a time). Verdicts come back in input order
+    and are the same as those of :func:`check_operator` one by one.
+    """
+    cfg = config if config is not None else CheckConfig()
+    reqs = [r if isinstance(r, CheckRequest) else CheckRequest(*r) for r in requests]
+    if pool is None:
+        with WorkerPool(workers=min(len(reqs), os.cpu_count() or 1) or 1) as own:
+            return check_operators(reqs, pool=own, config=cfg)
+    states = [_Progress(r, cfg) for r in reqs]
+    while True:
+        active = [st for st in states if st.verdict is None]
+        if not active:
+            break
+        steps = [st.task(cfg) for st in active]
+        # one pool.map per function: map takes a single function
+        for fn in {id(f): f for f, _, _ in steps}.values():
+            group = [(st, args, limit) for st, (f, args, limit) in zip(active, steps) if f is fn]
+            answers = pool.map(fn, [args for _, args, _ in group], timeout=[lim for _, _, lim in group])
+            for (st, _, _), res in zip(group, answers):
+                st.record(res, cfg, pool.memory_mb)
+    return [st.verdict for st in states]  # type: ignore[misc]
+
+
 def check_operator(source: str, kind: str, problem: str, *, pool: WorkerPool | None = None,
                    config: CheckConfig | None = None, function: str | None = None) -> Admission:
     """Admit or reject a destroy/repair operator given as source code (SPEC §4 pre-evaluation).
@@ -381,54 +487,13 @@ def check_operator(source: str, kind: str, problem: str, *, pool: WorkerPool | N
     function (default: as :func:`glns.operators.from_source` picks it). kind: "destroy" or
     "repair". problem: "tsp", "cvrp" or "ovrp". pool: the sandbox to use (default: a one-worker
     pool for this call, memory limit ``DEFAULT_MEMORY_MB``). The code never runs in the
-    calling process. Stops at the first failed check.
+    calling process. Stops at the first failed check; checks, in order: loading the source
+    (syntax, module body, entry function, signature), then one call on each small instance
+    (output validity, problem_data unchanged, per-call time and memory limits), then the
+    time-growth call on n = ``config.growth_n``.
     """
-    if kind not in ("destroy", "repair"):
-        raise ValueError(f"kind must be 'destroy' or 'repair', got {kind!r}")
-    problem = str(problem).lower()
-    if problem not in _PROBLEM_NAMES:
-        raise ValueError(f"problem must be one of {sorted(_PROBLEM_NAMES)}, got {problem!r}")
-    cfg = config if config is not None else CheckConfig()
+    req = CheckRequest(source, kind, problem, function)
     if pool is None:
         with WorkerPool(workers=1) as own:
-            return check_operator(source, kind, problem, pool=own, config=cfg, function=function)
-
-    t_start = time.monotonic()
-    timings: dict[int, float] = {}
-    warnings: list[str] = []
-
-    def verdict(**fields: Any) -> Admission:
-        return Admission(kind=kind, problem=problem, timings=dict(timings), warnings=tuple(warnings),
-                         seconds=time.monotonic() - t_start, **fields)
-
-    res = pool.run(compile_task, source, kind, function, cfg.call_timeout,
-                   timeout=cfg.call_timeout + cfg.kill_grace)
-    head = _verdict(res, "while loading the source", cfg.call_timeout, pool.memory_mb)
-    if not head["ok"]:
-        return verdict(ok=False, check=head["check"], error=head["error"])
-    ident = {"function": head["function"], "convention": head["convention"]}
-
-    cases = [(n, cfg.seed + i, cfg.call_timeout, False)
-             for n in cfg.sizes for i in range(cfg.instances_per_size)]
-    if cfg.growth_n is not None:
-        cases.append((cfg.growth_n, cfg.seed, cfg.growth_timeout, True))
-    for n, seed, limit, growth in cases:
-        res = pool.run(case_task, source, kind, head["function"], problem, n, seed, cfg, limit,
-                       timeout=limit + cfg.kill_grace)
-        what = f"on the n={n} {_PROBLEM_NAMES[problem]} instance"
-        out = _verdict(res, what, limit, pool.memory_mb)
-        if "seconds" in out:
-            timings[n] = max(timings.get(n, 0.0), out["seconds"])
-        elif not out["ok"]:
-            timings[n] = max(timings.get(n, 0.0), res.seconds)
-        for w in out.get("warnings", ()):
-            if w not in warnings:
-                warnings.append(w)
-        if not out["ok"]:
-            check, error = out["check"], out["error"]
-            if growth and check == "timeout":
-                check = "growth"
-                error = (f"too slow: {error} (time-growth check: one call on n={n} must finish "
-                         f"within {limit:g} s; avoid work that grows faster than about n^2)")
-            return verdict(ok=False, check=check, error=error, size=n, **ident)
-    return verdict(ok=True, **ident)
+            return check_operators([req], pool=own, config=config)[0]
+    return check_operators([req], pool=pool, config=config)[0]

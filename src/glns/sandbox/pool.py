@@ -111,6 +111,9 @@ class _Slot:
         self.deadline = 0.0
 
     def kill(self) -> None:
+        # the worker leads its own process group: this also ends processes the code started
+        with contextlib.suppress(Exception):
+            os.killpg(self.process.pid, signal.SIGKILL)
         with contextlib.suppress(Exception):
             self.process.kill()
         with contextlib.suppress(Exception):
@@ -118,19 +121,9 @@ class _Slot:
         with contextlib.suppress(Exception):
             self.conn.close()
 
-    def stop(self, wait: float) -> None:
-        """Ask the worker to leave, then kill it if it does not within `wait` seconds."""
-        with contextlib.suppress(Exception):
-            self.conn.send(None)
-        with contextlib.suppress(Exception):
-            self.process.join(wait)
-        if self.process.is_alive():
-            self.kill()
-        with contextlib.suppress(Exception):
-            self.conn.close()
-
 
 def _shutdown(slots: list[_Slot]) -> None:
+    """Ask every worker to leave, wait up to 2 s, then kill what is left (process groups too)."""
     deadline = time.monotonic() + 2.0
     for slot in slots:
         with contextlib.suppress(Exception):
@@ -138,10 +131,7 @@ def _shutdown(slots: list[_Slot]) -> None:
     for slot in slots:
         with contextlib.suppress(Exception):
             slot.process.join(max(0.0, deadline - time.monotonic()))
-        if slot.process.is_alive():
-            slot.kill()
-        with contextlib.suppress(Exception):
-            slot.conn.close()
+        slot.kill()
     slots.clear()
 
 
@@ -306,7 +296,9 @@ class WorkerPool:
         elapsed = time.monotonic() - slot.started
         try:
             if slot.conn.poll():
-                status, value, message, seconds = slot.conn.recv()
+                status, value, message, seconds, retire = slot.conn.recv()
+                if retire:      # the worker is leaving (e.g. the task left threads behind)
+                    self._restart(slot)
                 return TaskResult(status, value, message, seconds)
         except (EOFError, OSError, ConnectionError):
             pass
