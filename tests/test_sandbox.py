@@ -8,12 +8,13 @@ import textwrap
 import time
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import glns
 from glns import datasets
 from glns.operators.seeds import tsp as tsp_seeds, vrp as vrp_seeds
 from glns.sandbox import (
-    Admission, CheckConfig, WorkerPool, check_operator, evaluate,
+    Admission, CheckConfig, CheckRequest, WorkerPool, check_operator, check_operators, evaluate,
 )
 
 MEMORY_MB = 384
@@ -163,6 +164,86 @@ def test_seed_operators_are_admitted(pool, problem, function, kind):
     assert adm.function == function and adm.convention == "problem_data"
     assert set(adm.timings) == {10, 20, 50, 200}
     assert adm.warnings == ()
+
+
+@pytest.mark.parametrize("problem", ["tsp", "cvrp", "ovrp"])
+def test_seed_operators_are_admitted_on_tiny_and_capacity_tight_instances(pool, problem):
+    tiny = CheckConfig(sizes=(2, 3, 5), instances_per_size=3, capacity=9, growth_n=None)
+    reqs = [CheckRequest(SEED_SOURCES[problem], kind, problem, fn) for fn, kind in
+            (("random_removal", "destroy"), ("worst_removal", "destroy"), ("greedy_insertion", "repair"))]
+    for adm in check_operators(reqs, pool=pool, config=tiny):
+        assert adm.ok, adm.error
+
+
+# corruptions of a valid result, each with the fragment of the core's message it must produce
+REPAIR_FLAWS = {
+    "tsp": {"drop": ("out.pop(i % len(out))", "is missing"),
+            "dup": ("out.append(out[i % len(out)])", "duplicate node"),
+            "foreign": ("out.append(len(problem_data['distance_matrix']) + i)", "foreign node"),
+            "float": ("out[i % len(out)] = float(out[i % len(out)])", "is not an integer node id")},
+    "vrp": {"drop": ("out[i % len(out)].pop()", "is missing"),
+            "dup": ("out.append([out[i % len(out)][0]])", "duplicate node"),
+            "foreign": ("out.append([len(problem_data['distance_matrix']) + i])", "foreign node"),
+            "depot": ("out.insert(i % len(out), [0])", "depot 0 must not be written"),
+            "float": ("out[0][0] = float(out[0][0])", "is not an integer node id"),
+            "overload": ("out = [[v for r in out for v in r]]", "capacity exceeded")},
+}
+DESTROY_FLAWS = {
+    "drop": ("removed.pop()", "is missing"),
+    "dup": ("removed.append(removed[0])", "duplicate node"),
+    "keep": ("removed.append(first_routed(partial))", "is also still in the solution"),
+    "foreign": ("removed.append(-1 - i)", "foreign node"),
+}
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(problem=st.sampled_from(["tsp", "cvrp", "ovrp"]), kind=st.sampled_from(["destroy", "repair"]),
+       flaw=st.integers(0, 10), i=st.integers(0, 50), n=st.integers(2, 12), capacity=st.integers(9, 30))
+def test_every_corrupted_output_is_rejected_with_the_cores_reason(pool, problem, kind, flaw, i, n, capacity):
+    """A valid seed operator followed by one corruption: admitted only without the corruption."""
+    if kind == "repair":
+        flaws = REPAIR_FLAWS["tsp" if problem == "tsp" else "vrp"]
+        base = "out = greedy_insertion(partial, removed, problem_data)"
+        head = "def repair(partial, removed, problem_data):"
+    else:
+        flaws = DESTROY_FLAWS
+        base = "removed, out = random_removal(partial, removed, problem_data)\n    partial = out"
+        head = "def destroy(partial, removed, problem_data):"
+    names = ["none"] + sorted(flaws)
+    name = names[flaw % len(names)]
+    if name == "overload":
+        n, capacity = max(n, 10), 9          # n customers with demand >= 1 cannot fit one vehicle
+    code = (SEED_SOURCES[problem] +
+            "\ndef first_routed(p):\n    return p[0] if isinstance(p[0], int) else p[0][0]\n\n"
+            f"{head}\n    i = {i}\n    {base}\n")
+    if name != "none":
+        code += f"    {flaws[name][0]}\n"
+    code += "    return (removed, out)\n" if kind == "destroy" else "    return out\n"
+    cfg = CheckConfig(sizes=(n,), instances_per_size=1, capacity=capacity, growth_n=None)
+    adm = check_operator(code, kind, problem, pool=pool, config=cfg, function=kind)
+    if name == "none":
+        assert adm.ok, adm.error
+    else:
+        rejected(adm, "output", flaws[name][1], f"n={n}")
+
+
+def test_check_operators_equals_one_by_one(pool):
+    good = CheckRequest(SEED_SOURCES["cvrp"], "destroy", "cvrp", "worst_removal")
+    bad = CheckRequest("def repair(p, r, d):\n    return p\n", "repair", "cvrp")
+    hang = CheckRequest("def destroy(x, k, d):\n    while True:\n        pass\n", "destroy", "cvrp")
+    batch = check_operators([good, bad, hang, good], pool=pool, config=FAST)
+    assert [a.ok for a in batch] == [True, False, False, True]
+    assert [a.check for a in batch] == [None, "output", "timeout", None]
+    single = check_operator(bad.source, "repair", "cvrp", pool=pool, config=FAST)
+    assert single.error == batch[1].error and "is missing" in single.error
+
+
+def test_pool_with_the_spawn_start_method():
+    with WorkerPool(workers=1, memory_mb=512, context="spawn") as p:
+        adm = check_operator(SEED_SOURCES["ovrp"], "repair", "ovrp", pool=p, function="greedy_insertion",
+                             config=CheckConfig(sizes=(10,), instances_per_size=1, growth_n=None))
+        assert adm.ok
+        assert p.run(resource.getrlimit, resource.RLIMIT_AS, timeout=5).value[0] == 512 * 2**20
 
 
 def test_distance_matrix_convention_and_input_mutation_warning(pool):
