@@ -179,6 +179,8 @@ def compile_task(source: str, kind: str, function: str | None, limit: float) -> 
         return _fail(check, msg)
     except BaseException as exc:
         return _fail("load", f"loading the source raised {type(exc).__name__}: {exc}{_operator_line(exc)}")
+    # the case steps name the entry function: let them find this compiled copy
+    _OPERATORS.setdefault((source, kind, op.func.__name__), op)
     return {"ok": True, "function": op.func.__name__, "convention": op.convention}
 
 

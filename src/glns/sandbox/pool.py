@@ -20,6 +20,7 @@ import multiprocessing
 import multiprocessing.connection
 import os
 import signal
+import threading
 import time
 import weakref
 from dataclasses import dataclass
@@ -167,6 +168,7 @@ class WorkerPool:
         self._closed = False
         #: workers replaced after a kill or a crash, over the pool's life
         self.restarts = 0
+        self._lock = threading.Lock()   # callers in several threads take turns
         self._finalizer = weakref.finalize(self, _shutdown, self._slots)
 
     # ------------------------------------------------------------------ lifecycle
@@ -226,7 +228,7 @@ class WorkerPool:
 
         timeout: seconds per task (one value for all, or one per task), counted from the
         moment the task is handed to a worker. One killed or crashed task never affects the
-        others.
+        others. Calls from several threads are served one after the other.
         """
         tasks = [tuple(a) for a in arg_tuples]
         limits = [float(timeout)] * len(tasks) if isinstance(timeout, (int, float)) \
@@ -235,9 +237,13 @@ class WorkerPool:
             raise ValueError(f"{len(limits)} timeouts for {len(tasks)} tasks")
         if any(not t > 0 for t in limits):
             raise ValueError("timeouts must be > 0 seconds")
-        results: list[TaskResult | None] = [None] * len(tasks)
         if not tasks:
             return []
+        with self._lock:
+            return self._map(fn, tasks, limits)
+
+    def _map(self, fn: Callable, tasks: list[tuple], limits: list[float]) -> list[TaskResult]:
+        results: list[TaskResult | None] = [None] * len(tasks)
         self._ensure_workers()
         queue = list(range(len(tasks)))[::-1]   # pop() from the end takes tasks in input order
         busy: list[_Slot] = []
