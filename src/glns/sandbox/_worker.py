@@ -1,0 +1,103 @@
+"""The loop of a sandbox worker process (see glns.sandbox.pool).
+
+Preloaded by the fork server, so importing it should pull in everything a task needs.
+"""
+
+from __future__ import annotations
+
+import os
+import resource
+import signal
+import sys
+import threading
+import time
+import traceback
+from typing import Any
+
+import glns  # noqa: F401  (preload: numpy, the core and the operator bridge)
+import glns._core._alns  # noqa: F401
+import glns._core._native_ops  # noqa: F401
+import glns.datasets  # noqa: F401
+
+
+def _limit_memory(memory_mb: int | None) -> None:
+    if memory_mb is None:
+        return
+    limit = int(memory_mb) * 2**20
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    # soft and hard: the code under test cannot raise its own limit again
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def _silence() -> None:
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    os.close(devnull)
+
+
+def _tidy_up(recursion_limit: int) -> bool:
+    """Undo what a task may have left behind; False if the worker cannot be trusted any more.
+
+    Code under test may block or redirect SIGALRM (which would disable the next task's
+    in-process time limit) or leave threads running that keep using CPU and memory.
+    """
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_SETMASK, set())
+    sys.setrecursionlimit(recursion_limit)
+    return threading.active_count() == 1
+
+
+def worker_main(conn: Any, memory_mb: int | None, quiet: bool) -> None:
+    """Answer (fn, args) messages with (status, value, message, seconds, retire) until None or EOF.
+
+    retire: the worker leaves after this answer (see _tidy_up); the parent replaces it.
+    """
+    signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's business
+    try:
+        os.setsid()   # own process group: the parent's kill also reaches processes the code starts
+    except OSError:
+        pass
+    resource.setrlimit(resource.RLIMIT_CORE, (0, 0))   # no core files from crashing code
+    if quiet:
+        _silence()
+    _limit_memory(memory_mb)
+    recursion_limit = sys.getrecursionlimit()
+    while True:
+        try:
+            msg = conn.recv()
+        except (EOFError, OSError):
+            return
+        except Exception as exc:  # a task that cannot be unpickled here
+            conn.send(("error", None, f"cannot read the task: {type(exc).__name__}: {exc}", 0.0, False))
+            continue
+        if msg is None:
+            return
+        fn, args = msg
+        t0 = time.perf_counter()
+        try:
+            answer = ("ok", fn(*args), None)
+        except MemoryError:
+            answer = ("memory", None, f"exceeded the memory limit of {memory_mb} MB")
+        except BaseException as exc:  # SystemExit and the bridge's timeout included
+            answer = ("error", None, "".join(traceback.format_exception_only(type(exc), exc)).strip())
+        seconds = time.perf_counter() - t0
+        try:
+            retire = not _tidy_up(recursion_limit)
+        except BaseException:
+            retire = True
+        try:
+            conn.send((*answer, seconds, retire))
+        except MemoryError:
+            conn.send(("memory", None, f"exceeded the memory limit of {memory_mb} MB", seconds, True))
+        except (BrokenPipeError, OSError):
+            return
+        except Exception as exc:  # e.g. a return value that cannot be pickled
+            conn.send(("error", None, f"cannot send the result: {type(exc).__name__}: {exc}",
+                       seconds, retire))
+        del fn, args, answer, msg
+        if retire:
+            os._exit(0)   # threads left running: do not wait for them

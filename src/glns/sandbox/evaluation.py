@@ -1,0 +1,211 @@
+"""Solver runs of (untrusted) operator sets inside sandbox workers.
+
+:func:`evaluate` runs ``glns.solve`` once per instance in a :class:`WorkerPool`. Two limits
+apply: the bridge's per-call ``op_timeout`` inside the worker (an operator past it scores σ4
+and the run goes on) and a per-task kill deadline in the parent (for code the in-process limit
+cannot stop, e.g. an endless loop that swallows every exception). A killed or crashed run costs
+only its own task: the others' results come back as usual.
+
+Workers cache instances and compiled operators between calls, so an evolution controller can
+call :func:`evaluate` once per episode with the same pool at little overhead.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+from dataclasses import dataclass
+from typing import Any, Sequence
+
+from glns.exceptions import OperatorError
+from glns.operators import NATIVE_OPERATORS, Operator, native
+from glns.params import SolveParams
+from glns.problems import Problem
+from glns.result import Result
+from glns.sandbox.pool import WorkerPool
+
+__all__ = ["RunOutcome", "evaluate", "DEFAULT_OP_TIMEOUT"]
+
+#: per-call limit (seconds) of Python operators when the params do not set op_timeout
+DEFAULT_OP_TIMEOUT = 1.0
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """One solver run of :func:`evaluate`.
+
+    status: "ok" (result holds the :class:`glns.Result`: best cost, per-operator calls,
+    outcomes σ1..σ4, failures, weights, fitness, the synergy matrix S), or why the run has no
+    result: "timeout" (killed at task_timeout), "memory" (MemoryError outside the operator
+    calls), "died" (the worker crashed) or "error" (e.g. an operator does not compile; the
+    message says which). instance, seed: what ran. seconds: wall time of the task.
+    """
+
+    status: str
+    instance: int
+    seed: int
+    result: Result | None = None
+    error: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+# ============================================================================= wire format
+
+
+def _operator_wire(spec: Any, kind: str, index: int) -> tuple:
+    """A picklable description of an operator; source code is never executed here."""
+    if isinstance(spec, Operator):
+        if spec.kind != kind:
+            raise OperatorError(f"{kind} operator {index} ({spec.name!r}) is a {spec.kind} operator")
+        if spec.is_native:
+            return ("native", spec.native_name, tuple(spec.params), spec.name)
+        if spec.source is None:
+            raise OperatorError(f"{kind} operator {index} ({spec.name!r}) has no source code; "
+                                "a sandbox worker needs the source (use operators.from_source)")
+        return ("python", spec.source, spec.func.__name__, spec.name)
+    if isinstance(spec, str):
+        if spec in NATIVE_OPERATORS:
+            op = native(spec)
+            if op.kind != kind:
+                raise OperatorError(f"{kind} operator {index}: {spec!r} is a {op.kind} operator")
+            return ("native", spec, op.params, spec)
+        if "def " in spec:
+            return ("python", spec, None, None)
+        natives = sorted(n for n, v in NATIVE_OPERATORS.items() if v.kind == kind)
+        raise OperatorError(f"{kind} operator {index}: unknown native operator {spec!r} "
+                            f"(native ones are {natives}) and no source code")
+    raise OperatorError(f"{kind} operator {index}: pass a native name, source code or an Operator "
+                        f"built from source, got {type(spec).__name__}")
+
+
+def _problem_wire(problem: Problem) -> tuple[str, tuple]:
+    if not isinstance(problem, Problem):
+        raise TypeError(f"instances must be glns problems, got {type(problem).__name__}")
+    h = hashlib.blake2b(digest_size=16)
+    h.update(f"{problem.kind}|{problem.capacity}|".encode())
+    h.update(problem.distances.tobytes())
+    h.update(problem.demands.tobytes())
+    spec = (problem.kind, problem.coords, problem.distances, problem.demands, problem.capacity,
+            problem.name)
+    return h.hexdigest(), spec
+
+
+# ============================================================================= worker side
+
+_PROBLEMS: dict[str, Problem] = {}
+_OPERATORS: dict[tuple, Operator] = {}
+_CACHE_SIZE = 256
+
+
+def _cached(cache: dict, key: Any, build: Any) -> Any:
+    value = cache.get(key)
+    if value is None:
+        value = build()
+        if len(cache) >= _CACHE_SIZE:
+            cache.pop(next(iter(cache)))
+        cache[key] = value
+    return value
+
+
+def _build_problem(spec: tuple) -> Problem:
+    from glns.problems import CVRP, OVRP, TSP
+
+    kind, coords, distances, demands, capacity, name = spec
+    if kind == "tsp":
+        return TSP(coords, distances=distances, name=name)
+    cls = CVRP if kind == "cvrp" else OVRP
+    return cls(coords, demands, capacity, distances=distances, name=name)
+
+
+def _build_operator(wire: tuple, kind: str, index: int) -> Operator:
+    from glns.operators import from_source
+
+    if wire[0] == "native":
+        _, native_name, params, name = wire
+        return Operator(name=name, kind=kind, native_name=native_name, params=tuple(params))
+    _, source, function, name = wire
+    try:
+        return from_source(source, kind, name=name, function=function)
+    except OperatorError as exc:
+        raise OperatorError(f"{kind} operator {index}: {exc}") from None
+
+
+def solve_task(problem_key: str, problem_spec: tuple, destroy: list[tuple], repair: list[tuple],
+               iterations: int, seed: int, params: SolveParams) -> Result:
+    """One glns.solve run (in a worker); instances and operators are cached by content."""
+    from glns.solve import solve
+
+    problem = _cached(_PROBLEMS, problem_key, lambda: _build_problem(problem_spec))
+    d_ops = [_cached(_OPERATORS, ("destroy", w), lambda w=w, i=i: _build_operator(w, "destroy", i))
+             for i, w in enumerate(destroy)]
+    r_ops = [_cached(_OPERATORS, ("repair", w), lambda w=w, i=i: _build_operator(w, "repair", i))
+             for i, w in enumerate(repair)]
+    return solve(problem, d_ops, r_ops, iterations=iterations, seed=seed, params=params)
+
+
+# ============================================================================= parent side
+
+
+def evaluate(instances: Sequence[Problem], destroy: Sequence[Any], repair: Sequence[Any], *,
+             pool: WorkerPool | None = None, iterations: int = 100,
+             seeds: Sequence[int] | None = None, params: SolveParams | None = None,
+             task_timeout: float | None = None) -> list[RunOutcome]:
+    """Run ``glns.solve(instance, destroy, repair, ...)`` for every instance in sandbox workers.
+
+    destroy, repair: lists of operators, each a native name, source code, or an
+    :class:`glns.operators.Operator` (native, or built with ``from_source``). The sources are
+    compiled only inside the workers. seeds: one per instance (default 0, 1, 2, ...).
+    params: the solver parameters (default ``SolveParams()``); a missing op_timeout becomes
+    ``DEFAULT_OP_TIMEOUT``. task_timeout: seconds after which a run's worker is killed
+    (default: ``iterations * 2 * op_timeout + 10``, what a run whose every call hits the
+    per-call limit needs). pool: the sandbox (default: a temporary pool with all cores).
+
+    Returns one :class:`RunOutcome` per instance, in order; a failed run never raises.
+    """
+    if isinstance(destroy, (str, Operator)):
+        destroy = [destroy]
+    if isinstance(repair, (str, Operator)):
+        repair = [repair]
+    d_wire = [_operator_wire(s, "destroy", i) for i, s in enumerate(destroy)]
+    r_wire = [_operator_wire(s, "repair", i) for i, s in enumerate(repair)]
+    if not d_wire or not r_wire:
+        raise ValueError("give at least one destroy and one repair operator")
+    if int(iterations) != iterations or iterations < 1:
+        raise ValueError(f"iterations must be a positive integer, got {iterations}")
+    seeds = list(range(len(instances))) if seeds is None else [int(s) for s in seeds]
+    if len(seeds) != len(instances):
+        raise ValueError(f"{len(seeds)} seeds for {len(instances)} instances")
+    params = params if params is not None else SolveParams()
+    if params.op_timeout is None:
+        params = dataclasses.replace(params, op_timeout=DEFAULT_OP_TIMEOUT)
+    if task_timeout is None:
+        task_timeout = iterations * 2 * params.op_timeout + 10.0
+    if not task_timeout > 0:
+        raise ValueError(f"task_timeout must be > 0 seconds, got {task_timeout}")
+    if pool is None:
+        with WorkerPool() as own:
+            return evaluate(instances, destroy, repair, pool=own, iterations=iterations,
+                            seeds=seeds, params=params, task_timeout=task_timeout)
+
+    tasks = []
+    for problem, seed in zip(instances, seeds):
+        key, spec = _problem_wire(problem)
+        tasks.append((key, spec, d_wire, r_wire, int(iterations), seed, params))
+    answers = pool.map(solve_task, tasks, timeout=task_timeout)
+    outcomes = []
+    for i, (res, seed) in enumerate(zip(answers, seeds)):
+        if res.ok:
+            outcomes.append(RunOutcome("ok", i, seed, result=res.value, seconds=res.seconds))
+            continue
+        if res.status == "timeout":
+            msg = f"the run did not finish within {task_timeout:g} s; its worker was killed"
+        elif res.status == "memory":
+            msg = f"the run {res.message}"
+        else:
+            msg = res.message
+        outcomes.append(RunOutcome(res.status, i, seed, error=msg, seconds=res.seconds))
+    return outcomes

@@ -1,0 +1,319 @@
+"""A pool of reusable, memory-limited worker processes with a hard wall-clock limit per task.
+
+Untrusted operator code runs here. Each worker sets ``RLIMIT_AS`` (soft and hard, so the code
+cannot raise it again) when it starts, ignores SIGINT (the parent handles Ctrl-C) and runs one
+task at a time in its main thread, so the bridge's signal-based per-call limit works inside it.
+The parent gives every task a deadline: past it the worker is killed with SIGKILL and replaced,
+which stops even code that swallows every exception in an endless loop. A worker that dies
+(segfault, the OS's out-of-memory killer, ``os._exit``) is replaced as well; its task is
+reported with the exit code or signal.
+
+Workers come from the "forkserver" context (never "fork": the parent may run threads, e.g. an
+HTTP client). The fork server is started with single-threaded BLAS settings and preloads glns,
+so a worker starts in milliseconds and its address space stays small under the memory limit.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+import multiprocessing.connection
+import os
+import signal
+import threading
+import time
+import weakref
+from dataclasses import dataclass
+from typing import Any, Callable, Iterator, Sequence
+
+__all__ = ["TaskResult", "WorkerPool", "DEFAULT_MEMORY_MB"]
+
+#: default address-space limit of a worker (MB); a worker with glns loaded uses about 100 MB
+DEFAULT_MEMORY_MB = 1024
+
+#: statuses of a TaskResult
+STATUSES = ("ok", "error", "memory", "timeout", "died")
+
+_THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+_PRELOAD = ["glns.sandbox._worker"]
+
+
+@dataclass(frozen=True)
+class TaskResult:
+    """The outcome of one task.
+
+    status: "ok" (value holds the return value), "error" (the task raised; message says what),
+    "memory" (MemoryError under the worker's memory limit), "timeout" (killed at the
+    deadline), "died" (the worker process ended during the task; message has the signal or
+    exit code). seconds: wall time, measured in the worker for finished tasks and in the
+    parent for killed ones.
+    """
+
+    status: str
+    value: Any = None
+    message: str | None = None
+    seconds: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.status == "ok"
+
+
+def _describe_exit(exitcode: int | None) -> str:
+    if exitcode is None:
+        return "the worker process stopped answering"
+    if exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+        except ValueError:
+            name = f"signal {-exitcode}"
+        hint = " (possibly the system's out-of-memory killer)" if -exitcode == signal.SIGKILL else ""
+        return f"the worker process was killed by {name}{hint}"
+    return f"the worker process exited with code {exitcode}"
+
+
+@contextlib.contextmanager
+def _single_threaded_env() -> Iterator[None]:
+    """Temporarily set the BLAS/OpenMP thread variables to 1 (inherited by the fork server)."""
+    saved = {k: os.environ.get(k) for k in _THREAD_VARS}
+    os.environ.update({k: "1" for k in _THREAD_VARS})
+    try:
+        yield
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def _get_context(name: str) -> multiprocessing.context.BaseContext:
+    if name == "fork":
+        raise ValueError("the 'fork' start method is not safe for a sandbox; use 'forkserver' or 'spawn'")
+    if name not in multiprocessing.get_all_start_methods():
+        raise ValueError(f"start method {name!r} is not available here; "
+                         f"choose from {multiprocessing.get_all_start_methods()}")
+    ctx = multiprocessing.get_context(name)
+    if name == "forkserver":
+        ctx.set_forkserver_preload(_PRELOAD)
+    return ctx
+
+
+class _Slot:
+    """One worker process and its pipe; `task` is the index of the task it runs, if any."""
+
+    __slots__ = ("process", "conn", "task", "started", "deadline")
+
+    def __init__(self, process: Any, conn: Any) -> None:
+        self.process = process
+        self.conn = conn
+        self.task: int | None = None
+        self.started = 0.0
+        self.deadline = 0.0
+
+    def kill(self) -> None:
+        # the worker leads its own process group: this also ends processes the code started
+        with contextlib.suppress(Exception):
+            os.killpg(self.process.pid, signal.SIGKILL)
+        with contextlib.suppress(Exception):
+            self.process.kill()
+        with contextlib.suppress(Exception):
+            self.process.join(5.0)
+        with contextlib.suppress(Exception):
+            self.conn.close()
+
+
+def _shutdown(slots: list[_Slot]) -> None:
+    """Ask every worker to leave, wait up to 2 s, then kill what is left (process groups too)."""
+    deadline = time.monotonic() + 2.0
+    for slot in slots:
+        with contextlib.suppress(Exception):
+            slot.conn.send(None)
+    for slot in slots:
+        with contextlib.suppress(Exception):
+            slot.process.join(max(0.0, deadline - time.monotonic()))
+        slot.kill()
+    slots.clear()
+
+
+class WorkerPool:
+    """Reusable worker processes, each with an address-space limit, running tasks with deadlines.
+
+    >>> with WorkerPool(workers=2, memory_mb=512) as pool:           # doctest: +SKIP
+    ...     pool.run(math.factorial, 10, timeout=1.0).value
+    3628800
+
+    A task is a picklable module-level function and its arguments; it runs in a worker and its
+    return value comes back in a :class:`TaskResult`. Workers start on first use and are reused
+    (tasks may cache data in module globals of the worker). Close the pool with :meth:`close`,
+    a ``with`` block, or let interpreter exit do it.
+
+    workers: number of processes (default: all cores). memory_mb: RLIMIT_AS per worker in MB
+    (None: no limit). context: "forkserver" (default) or "spawn". quiet: send the workers'
+    stdout and stderr to /dev/null (operators that print would otherwise flood the console).
+    """
+
+    def __init__(self, workers: int | None = None, memory_mb: int | None = DEFAULT_MEMORY_MB,
+                 context: str = "forkserver", quiet: bool = True) -> None:
+        workers = (os.cpu_count() or 1) if workers is None else int(workers)
+        if workers < 1:
+            raise ValueError(f"workers must be >= 1, got {workers}")
+        if memory_mb is not None and not memory_mb >= 64:
+            raise ValueError(f"memory_mb must be >= 64 or None, got {memory_mb}")
+        self.workers = workers
+        self.memory_mb = memory_mb
+        self.quiet = quiet
+        self._ctx = _get_context(context)
+        self._slots: list[_Slot] = []
+        self._closed = False
+        #: workers replaced after a kill or a crash, over the pool's life
+        self.restarts = 0
+        self._lock = threading.Lock()   # callers in several threads take turns
+        self._finalizer = weakref.finalize(self, _shutdown, self._slots)
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def __enter__(self) -> "WorkerPool":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop every worker (politely, then SIGKILL) and reap it. Idempotent."""
+        self._closed = True
+        self._finalizer()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def pids(self) -> list[int]:
+        """Process ids of the live workers (for tests and monitoring)."""
+        return [s.process.pid for s in self._slots if s.process.is_alive()]
+
+    def _start_process(self) -> tuple[Any, Any]:
+        from glns.sandbox._worker import worker_main
+
+        parent, child = self._ctx.Pipe(duplex=True)
+        process = self._ctx.Process(target=worker_main, args=(child, self.memory_mb, self.quiet),
+                                    name="glns-sandbox-worker", daemon=True)
+        with _single_threaded_env():
+            process.start()
+        child.close()
+        return process, parent
+
+    def _ensure_workers(self) -> None:
+        if self._closed:
+            raise RuntimeError("the worker pool is closed")
+        while len(self._slots) < self.workers:
+            self._slots.append(_Slot(*self._start_process()))
+
+    def _restart(self, slot: _Slot) -> None:
+        """Kill the slot's worker (if still alive), reap it and start a fresh one in its place."""
+        slot.kill()
+        slot.process, slot.conn = self._start_process()
+        slot.task = None
+        self.restarts += 1
+
+    # ------------------------------------------------------------------ running tasks
+
+    def run(self, fn: Callable, *args: Any, timeout: float) -> TaskResult:
+        """Run fn(*args) in a worker; kill the worker if it takes longer than `timeout` s."""
+        return self.map(fn, [args], timeout=timeout)[0]
+
+    def map(self, fn: Callable, arg_tuples: Sequence[tuple], timeout: float | Sequence[float]
+            ) -> list[TaskResult]:
+        """Run fn(*args) for each args in arg_tuples on all workers; results in input order.
+
+        timeout: seconds per task (one value for all, or one per task), counted from the
+        moment the task is handed to a worker. One killed or crashed task never affects the
+        others. Calls from several threads are served one after the other.
+        """
+        tasks = [tuple(a) for a in arg_tuples]
+        limits = [float(timeout)] * len(tasks) if isinstance(timeout, (int, float)) \
+            else [float(t) for t in timeout]
+        if len(limits) != len(tasks):
+            raise ValueError(f"{len(limits)} timeouts for {len(tasks)} tasks")
+        if any(not t > 0 for t in limits):
+            raise ValueError("timeouts must be > 0 seconds")
+        if not tasks:
+            return []
+        with self._lock:
+            return self._map(fn, tasks, limits)
+
+    def _map(self, fn: Callable, tasks: list[tuple], limits: list[float]) -> list[TaskResult]:
+        results: list[TaskResult | None] = [None] * len(tasks)
+        self._ensure_workers()
+        queue = list(range(len(tasks)))[::-1]   # pop() from the end takes tasks in input order
+        busy: list[_Slot] = []
+        try:
+            while queue or busy:
+                for slot in self._slots:
+                    if queue and slot.task is None:
+                        i = queue.pop()
+                        if self._hand_out(slot, i, fn, tasks[i], limits[i], results):
+                            busy.append(slot)
+                if not busy:
+                    continue
+                wait_for = max(0.0, min(s.deadline for s in busy) - time.monotonic())
+                ready = set(multiprocessing.connection.wait(
+                    [s.conn for s in busy] + [s.process.sentinel for s in busy], wait_for))
+                for slot in list(busy):
+                    i = slot.task
+                    if slot.conn in ready or slot.process.sentinel in ready:
+                        results[i] = self._collect(slot)
+                    elif time.monotonic() >= slot.deadline:
+                        results[i] = TaskResult(
+                            "timeout", message=f"no answer within {limits[i]:g} s; the worker was killed",
+                            seconds=time.monotonic() - slot.started)
+                        self._restart(slot)
+                    else:
+                        continue
+                    slot.task = None
+                    busy.remove(slot)
+        except BaseException:
+            # interrupted (Ctrl-C) or failed: do not leave workers busy with stale tasks
+            for slot in busy:
+                self._restart(slot)
+            raise
+        return results  # type: ignore[return-value]
+
+    def _hand_out(self, slot: _Slot, i: int, fn: Callable, args: tuple, limit: float,
+                  results: list) -> bool:
+        for _ in range(2):
+            try:
+                slot.conn.send((fn, args))
+            except (BrokenPipeError, ConnectionError, EOFError, OSError):
+                self._restart(slot)   # the worker died while idle
+                continue
+            except Exception as exc:  # the task itself cannot be pickled
+                results[i] = TaskResult("error", message=f"cannot send the task: {type(exc).__name__}: {exc}")
+                return False
+            slot.task = i
+            slot.started = time.monotonic()
+            slot.deadline = slot.started + limit
+            return True
+        results[i] = TaskResult("died", message="could not start a worker process")
+        return False
+
+    def _collect(self, slot: _Slot) -> TaskResult:
+        """The answer of a slot whose pipe or process became ready."""
+        elapsed = time.monotonic() - slot.started
+        try:
+            if slot.conn.poll():
+                status, value, message, seconds, retire = slot.conn.recv()
+                if retire:      # the worker is leaving (e.g. the task left threads behind)
+                    self._restart(slot)
+                return TaskResult(status, value, message, seconds)
+        except (EOFError, OSError, ConnectionError):
+            pass
+        except Exception as exc:   # an answer that cannot be unpickled
+            self._restart(slot)
+            return TaskResult("error", message=f"unreadable answer: {type(exc).__name__}: {exc}",
+                              seconds=elapsed)
+        # no answer: the process ended during the task
+        slot.process.join(1.0)
+        reason = _describe_exit(slot.process.exitcode)
+        self._restart(slot)
+        return TaskResult("died", message=reason, seconds=elapsed)
