@@ -244,6 +244,18 @@ def test_tiny_instances(kind, n):
                 _assert_complete(problem, complete)
 
 
+@pytest.mark.parametrize("name, params", [("blink_insertion", {"blink_rate": 0.3}),
+                                          ("regret_insertion", {"k": 3})])
+def test_empty_routes_in_partial_are_dropped_as_the_core_does(name, params):
+    problem = make_problem("ovrp", 8, 2, 12)
+    partial = [[], [1, 2], [], [3]]
+    complete, state = apply_repair(name, problem.core, partial, [4, 5, 6, 7, 8], 5, params)
+    rng = SplitMix64(5)
+    assert complete == getattr(twins, name)(partial, [4, 5, 6, 7, 8], problem.problem_data(), rng, **params)
+    assert state == rng.state
+    _assert_complete(problem, complete)
+
+
 # ------------------------------------------------------------------------------------------
 # through the solver
 
