@@ -221,6 +221,42 @@ def test_regret_rejects_bad_parameters(bad):
 
 
 # ------------------------------------------------------------------------------------------
+# tiny instances, every parameter combination
+
+TINY_PARAMS = [("blink_insertion", {"order": o, "blink_rate": b, "neighbours": g})
+               for o in range(5) for b in (0.0, 0.5, 1.0) for g in (0, 1, 5)]
+TINY_PARAMS += [("regret_insertion", {"k": k, "neighbours": g}) for k in (2, 3) for g in (0, 1, 5)]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("n", [2, 3])
+def test_tiny_instances(kind, n):
+    """n = 2, 3 with everything or half removed, capacity 9 (each route may hold one node)."""
+    for seed in range(4):
+        for frac in (0.5, 1.0):
+            problem, partial, removed = _case(kind, n, seed, 9, frac)
+            for name, params in TINY_PARAMS:
+                complete, state = apply_repair(name, problem.core, partial, removed, seed, params)
+                rng = SplitMix64(seed)
+                twin = getattr(twins, name)(partial, removed, problem.problem_data(), rng, **params)
+                assert complete == twin, (name, params)
+                assert state == rng.state
+                _assert_complete(problem, complete)
+
+
+@pytest.mark.parametrize("name, params", [("blink_insertion", {"blink_rate": 0.3}),
+                                          ("regret_insertion", {"k": 3})])
+def test_empty_routes_in_partial_are_dropped_as_the_core_does(name, params):
+    problem = make_problem("ovrp", 8, 2, 12)
+    partial = [[], [1, 2], [], [3]]
+    complete, state = apply_repair(name, problem.core, partial, [4, 5, 6, 7, 8], 5, params)
+    rng = SplitMix64(5)
+    assert complete == getattr(twins, name)(partial, [4, 5, 6, 7, 8], problem.problem_data(), rng, **params)
+    assert state == rng.state
+    _assert_complete(problem, complete)
+
+
+# ------------------------------------------------------------------------------------------
 # through the solver
 
 LIBRARY_REPAIRS = ["blink_insertion", "regret_insertion"]

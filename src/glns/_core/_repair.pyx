@@ -264,10 +264,13 @@ cdef int blink_insertion(Sol *s, const Inst *inst, const int *removed, int n_rem
 # option (ties: first route, first position; a new route only when strictly cheaper or when
 # nothing else fits). A tour has one route: there the options are the k cheapest positions.
 #
-# Caches. VRP: per (node, route) the best cost and position; after an insertion into route r
-# only column r is recomputed (a new route adds a column). TSP: per node its k cheapest edges,
-# kept by start node (positions shift, edges do not); after u goes between a and b only the
-# nodes that cached edge (a, b) are rescanned, the others just compare the two new edges.
+# Caches. VRP: per (node, route) the best cost and position, and per node its three cheapest
+# options. After u goes into route r between a and b only column r can change, and only a node
+# whose best position in r was edge (a, b) rescans r; the others compare their old best with
+# the two new edges (a new route adds a column). The three cheapest are rescanned over the
+# routes only when one of them got dearer. TSP: per node its k cheapest edges, kept by start
+# node (positions shift, edges do not); again only nodes that cached edge (a, b) rescan.
+# So an insertion usually costs O(1) per pending node (O(g) with granular lists).
 # Granular (g > 0): a node's candidates are the positions next to its g nearest neighbours;
 # when it has none (no routed neighbour with room) its cache holds all positions instead.
 
@@ -284,6 +287,9 @@ ctypedef struct Regret:
                         # edge (-1: the one position of an empty tour)
     int *count          # TSP: edges cached per slot
     char *granular      # the slot caches granular candidates (else all positions)
+    double *top         # VRP: slot x 3, the three cheapest options (ascending), new route included
+    int *top_route      # their routes (-1: the new route)
+    int *n_top          # options held (1..3)
     int *missing        # options missing among the k best (each worth M)
     double *regret      # the regret without the M terms
     double *first       # the cheapest option
@@ -294,20 +300,6 @@ cdef inline void _keep_first(double *c, int *p, double cost, int pos) noexcept n
     if cost < c[0] or (cost == c[0] and pos < p[0]):
         c[0] = cost
         p[0] = pos
-
-
-cdef inline void _offer3(double *b, double x) noexcept nogil:
-    """Keep the three smallest values offered, in ascending order."""
-    if x < b[2]:
-        if x < b[1]:
-            b[2] = b[1]
-            if x < b[0]:
-                b[1] = b[0]
-                b[0] = x
-            else:
-                b[1] = x
-        else:
-            b[2] = x
 
 
 cdef void _score(Regret *st, int i, const double *best, int n_opt) noexcept nogil:
@@ -398,54 +390,146 @@ cdef void _vrp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept 
             _vrp_route_full(s, inst, v, r, &c[r], &p[r])
 
 
-cdef void _vrp_update(Regret *st, const Sol *s, const Inst *inst, int i, int r) noexcept nogil:
-    """Refresh slot i after route r changed or was opened; the other routes' entries stand."""
+cdef void _top_offer(Regret *st, int i, double c, int r) noexcept nogil:
+    """Offer option (cost c, route r; -1 = a new route) to slot i's three cheapest options."""
+    cdef double *tc = &st.top[3 * i]
+    cdef int *tr = &st.top_route[3 * i]
+    cdef int n = st.n_top[i]
+    cdef int j = n, t
+    while j > 0 and c < tc[j - 1]:
+        j -= 1
+    if j >= 3:
+        return
+    if n == 3:
+        n = 2               # the third drops out
+    for t in range(n, j, -1):
+        tc[t] = tc[t - 1]
+        tr[t] = tr[t - 1]
+    tc[j] = c
+    tr[j] = r
+    st.n_top[i] = n + 1
+
+
+cdef inline void _vrp_score(Regret *st, int i) noexcept nogil:
+    _score(st, i, &st.top[3 * i], st.n_top[i])
+
+
+cdef void _top_rebuild(Regret *st, const Sol *s, const Inst *inst, int i) noexcept nogil:
+    """Slot i's three cheapest options (and its score) from its whole cache row. O(routes)."""
+    cdef const double *c = &st.cost[i * st.cols]
+    cdef const int *p = &st.where[i * st.cols]
+    cdef int r
+    st.n_top[i] = 0
+    _top_offer(st, i, new_route_cost(inst, st.node[i]), -1)
+    for r in range(s.n_routes):
+        if p[r] >= 0:
+            _top_offer(st, i, c[r], r)
+    _vrp_score(st, i)
+
+
+cdef void _top_change(Regret *st, const Sol *s, const Inst *inst, int i, int r, double old_c,
+                      double new_c, int new_p) noexcept nogil:
+    """Route r's entry of slot i went from old_c to new_c (new_p < 0: no option any more).
+
+    Held options keep being the three cheapest unless a held one gets dearer or disappears;
+    only then is the row rescanned.
+    """
+    cdef double *tc = &st.top[3 * i]
+    cdef int *tr = &st.top_route[3 * i]
+    cdef int j = 0
+    cdef double t
+    while j < st.n_top[i] and tr[j] != r:
+        j += 1
+    if j < st.n_top[i]:
+        if new_p < 0 or new_c > old_c:
+            _top_rebuild(st, s, inst, i)
+            return
+        tc[j] = new_c
+        while j > 0 and tc[j] < tc[j - 1]:
+            t = tc[j]
+            tc[j] = tc[j - 1]
+            tc[j - 1] = t
+            tr[j], tr[j - 1] = tr[j - 1], tr[j]
+            j -= 1
+    elif new_p >= 0:
+        _top_offer(st, i, new_c, r)
+    _vrp_score(st, i)
+
+
+cdef void _vrp_update(Regret *st, const Sol *s, const Inst *inst, int i, int r, int pu,
+                      bint opened) noexcept nogil:
+    """Refresh slot i after node u went to index pu of route r (opened: r is a new route).
+
+    Only entry r can change. Edge (a, b) became (a, u), (u, b); every other position of r
+    keeps its cost, so unless v's best position in r was edge (a, b) (then r is rescanned) the
+    new best is the old one (shifted) or one of the two new edges: O(1) (plus O(g) to see
+    which of a, u, b are v's neighbours in the granular case).
+    """
     cdef int v = st.node[i]
     cdef double *c = &st.cost[i * st.cols]
     cdef int *p = &st.where[i * st.cols]
-    cdef double gc
-    cdef int gp, t
-    if st.granular[i]:
-        _vrp_route_granular(s, inst, v, r, st.g, &c[r], &p[r])
-        if p[r] < 0:
-            for t in range(s.n_routes):
-                if p[t] >= 0:
-                    return
-            _vrp_fill(st, s, inst, i)   # the last granular candidate is gone: all positions
-        return
+    cdef const int *row = &s.nodes[r * s.stride]
+    cdef const int *nb
+    cdef int L = s.length[r]
+    cdef int u = row[pu]
+    cdef int a = row[pu - 1] if pu > 0 else 0       # 0: the depot, never a neighbour
+    cdef int b = row[pu + 1] if pu + 1 < L else -1  # -1: the route end
+    cdef double old_c = INFINITY if opened else c[r]
+    cdef int old_p = -1 if opened else p[r]
+    cdef double new_c
+    cdef int new_p, j, x, t
+    cdef bint near_a = True, near_u = True, near_b = True
     if st.g > 0:
-        # Only route r changed, so only r can offer v a granular candidate now.
-        _vrp_route_granular(s, inst, v, r, st.g, &gc, &gp)
-        if gp >= 0:
-            for t in range(s.n_routes):
-                c[t] = INFINITY
-                p[t] = -1
-            c[r] = gc
-            p[r] = gp
-            st.granular[i] = True
+        near_a = near_u = near_b = False
+        nb = &inst.neigh[v * inst.n_neigh]
+        for j in range(st.g):
+            x = nb[j]
+            near_a = near_a or x == a
+            near_u = near_u or x == u
+            near_b = near_b or x == b
+        if not st.granular[i]:
+            # No neighbour of v had a route with room, and r only lost room: u is the only
+            # way a granular candidate can appear.
+            if near_u and _fits(s, inst, v, r):
+                for t in range(s.n_routes):
+                    c[t] = INFINITY
+                    p[t] = -1
+                _vrp_route_granular(s, inst, v, r, st.g, &c[r], &p[r])
+                st.granular[i] = True
+                _top_rebuild(st, s, inst, i)
+                return
+            near_a = near_u = near_b = True         # all positions are candidates
+    if not _fits(s, inst, v, r):
+        new_c = INFINITY
+        new_p = -1
+    elif opened or old_p == pu:
+        if st.granular[i]:
+            _vrp_route_granular(s, inst, v, r, st.g, &new_c, &new_p)
+        else:
+            _vrp_route_full(s, inst, v, r, &new_c, &new_p)
+    else:
+        new_c = old_c
+        new_p = old_p + 1 if old_p > pu else old_p
+        if near_a or near_u:
+            _keep_first(&new_c, &new_p, insertion_delta(s, inst, v, r, pu), pu)
+        if near_u or near_b:
+            _keep_first(&new_c, &new_p, insertion_delta(s, inst, v, r, pu + 1), pu + 1)
+    c[r] = new_c
+    p[r] = new_p
+    if st.granular[i] and new_p < 0:
+        t = 0
+        while t < s.n_routes and p[t] < 0:
+            t += 1
+        if t == s.n_routes:                 # the last granular candidate is gone
+            _vrp_fill(st, s, inst, i)
+            _top_rebuild(st, s, inst, i)
             return
-    _vrp_route_full(s, inst, v, r, &c[r], &p[r])
+    _top_change(st, s, inst, i, r, old_c, new_c, new_p)
 
 
-cdef void _vrp_score(Regret *st, const Sol *s, const Inst *inst, int i) noexcept nogil:
-    """Regret of slot i over its route entries and the new-route option. O(routes)."""
-    cdef const double *c = &st.cost[i * st.cols]
-    cdef const int *p = &st.where[i * st.cols]
-    cdef double best[3]
-    cdef int r, n_opt = 1
-    best[0] = INFINITY
-    best[1] = INFINITY
-    best[2] = INFINITY
-    _offer3(best, new_route_cost(inst, st.node[i]))
-    for r in range(s.n_routes):
-        if p[r] >= 0:
-            _offer3(best, c[r])
-            n_opt += 1
-    _score(st, i, best, n_opt)
-
-
-cdef int _vrp_insert(Regret *st, Sol *s, const Inst *inst, int i) except -1 nogil:
-    """Insert slot i's node at its cheapest option; returns the route it went to."""
+cdef int _vrp_insert(Regret *st, Sol *s, const Inst *inst, int i, int *pos,
+                     bint *opened) except -1 nogil:
+    """Insert slot i's node at its cheapest option; returns the route, sets its index `pos`."""
     cdef int v = st.node[i]
     cdef const double *c = &st.cost[i * st.cols]
     cdef const int *p = &st.where[i * st.cols]
@@ -456,10 +540,12 @@ cdef int _vrp_insert(Regret *st, Sol *s, const Inst *inst, int i) except -1 nogi
             best = c[r]
             best_r = r
             best_pos = p[r]
-    if best_r < 0 or new_route_cost(inst, v) < best:
+    opened[0] = best_r < 0 or new_route_cost(inst, v) < best
+    if opened[0]:
         best_r = sol_new_route(s)
         best_pos = 0
     sol_insert(s, inst, v, best_r, best_pos)
+    pos[0] = best_pos
     return best_r
 
 
@@ -603,6 +689,7 @@ cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
     cdef bint tsp = inst.kind == KIND_TSP
     cdef int m = n_removed
     cdef int i, t, bt, u, r, pos, L, a, b
+    cdef bint opened
     if not (k == 2.0 or k == 3.0):
         with gil:
             raise ValueError(f"regret_insertion: k must be 2 or 3, got {k}")
@@ -619,10 +706,14 @@ cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
     st.missing = <int *> malloc(slots * sizeof(int))
     st.regret = <double *> malloc(slots * sizeof(double))
     st.first = <double *> malloc(slots * sizeof(double))
+    st.top = <double *> malloc(3 * slots * sizeof(double))
+    st.top_route = <int *> malloc(3 * slots * sizeof(int))
+    st.n_top = <int *> malloc(slots * sizeof(int))
     try:
         if (st.todo == NULL or st.node == NULL or st.cost == NULL or st.where == NULL
                 or st.count == NULL or st.granular == NULL or st.missing == NULL
-                or st.regret == NULL or st.first == NULL):
+                or st.regret == NULL or st.first == NULL or st.top == NULL
+                or st.top_route == NULL or st.n_top == NULL):
             with gil:
                 raise MemoryError()
         for i in range(m):
@@ -633,7 +724,7 @@ cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
                 _tsp_score(&st, i)
             else:
                 _vrp_fill(&st, s, inst, i)
-                _vrp_score(&st, s, inst, i)
+                _top_rebuild(&st, s, inst, i)
         st.alive = m
         while st.alive > 0:
             if trace != NULL:
@@ -657,10 +748,9 @@ cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
                     _tsp_update(&st, s, inst, st.todo[t], u, a, b)
                     _tsp_score(&st, st.todo[t])
             else:
-                r = _vrp_insert(&st, s, inst, i)
+                r = _vrp_insert(&st, s, inst, i, &pos, &opened)
                 for t in range(st.alive):
-                    _vrp_update(&st, s, inst, st.todo[t], r)
-                    _vrp_score(&st, s, inst, st.todo[t])
+                    _vrp_update(&st, s, inst, st.todo[t], r, pos, opened)
     finally:
         free(st.todo)
         free(st.node)
@@ -671,6 +761,9 @@ cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
         free(st.missing)
         free(st.regret)
         free(st.first)
+        free(st.top)
+        free(st.top_route)
+        free(st.n_top)
     return 0
 
 

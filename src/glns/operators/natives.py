@@ -80,13 +80,15 @@ NATIVE_OPERATORS: dict[str, NativeSpec] = {
                    "4 one of 0..3 drawn per call (SISR)"),
          Param("blink_rate", 0.01, 0.0, 1.0, doc="probability of skipping each evaluated position"),
          Param("neighbours", 0, 0, integer=True,
-               doc="granular: only positions next to the node's G nearest neighbours (0 = all)")),
+               doc="granular: only positions next to the node's G nearest neighbours (and a new "
+                   "route); all positions when none of those has room (0 = always all)")),
         doc="SISR recreate: cheapest position in a sorted order, positions skipped at random"),
     "regret_insertion": NativeSpec(
         "repair",
         (Param("k", 2, 2, 3, integer=True, doc="regret degree: sum of c_j - c_1 for j = 2..k"),
          Param("neighbours", 0, 0, integer=True,
-               doc="granular: only positions next to the node's G nearest neighbours (0 = all)")),
+               doc="granular: only positions next to the node's G nearest neighbours (and a new "
+                   "route); all positions when none of those has room (0 = always all)")),
         doc="regret-k insertion with cached per-route (VRP) / k-best (TSP) insertion costs"),
 }
 

@@ -179,7 +179,7 @@ def blink_insertion(partial, removed, problem_data, rng=random, order=ORDER_SISR
 
     This is the recreate step of SISR (Christiaens & Vanden Berghe, 2020). order: 0 random,
     1 demand descending, 2 farthest from the depot first, 3 closest first, 4 one of these drawn
-    per call; ties by node id. One random number per evaluated position (none if the rate is
+    uniformly per call (SISR weighs them 4:4:2:1); ties by node id. One random number per evaluated position (none if the rate is
     0); the new-route option never blinks. When every position blinks, a customer opens a new
     route and a city takes its cheapest position.
     """
