@@ -51,7 +51,7 @@ def test_result_solution_and_cost(problem, results):
         assert max(loads) <= problem.capacity
 
 
-def test_result_curves(results):
+def test_result_curves(problem, results):
     res = results[0]
     best, cur = res.best_curve, res.current_curve
     assert isinstance(best, np.ndarray) and best.dtype == np.float64
@@ -59,10 +59,13 @@ def test_result_curves(results):
     assert np.all(np.diff(best) <= 0)  # non-increasing
     assert best[-1] == res.cost
     assert np.all(best <= cur)
-    # whenever the best improves, the current solution is that new best
-    improved = np.flatnonzero(np.diff(best) < 0) + 1
+    # whenever the best improves, the current solution is that new best (the seeds at the
+    # paper preset improve slowly enough to show it; the default may be optimal at once)
+    for r in (res, solve(problem, "random_removal", "greedy_insertion",
+                         iterations=300, params=SolveParams.paper())):
+        improved = np.flatnonzero(np.diff(r.best_curve) < 0) + 1
+        assert np.array_equal(r.current_curve[improved], r.best_curve[improved])
     assert len(improved) > 0
-    assert np.array_equal(cur[improved], best[improved])
     assert np.all(res.iteration_seconds >= 0)
     assert res.iteration_seconds.sum() <= res.runtime * 1.01 + 1e-6
     assert res.runtime > 0
@@ -70,11 +73,11 @@ def test_result_curves(results):
 
 def test_result_operator_statistics(results):
     res = results[0]
-    assert [s.name for s in res.destroy_stats] == list(DEFAULT_DESTROY)
-    assert [s.name for s in res.repair_stats] == list(DEFAULT_REPAIR)
+    assert [s.name for s in res.destroy_stats] == [op.name for op in DEFAULT_DESTROY]
+    assert [s.name for s in res.repair_stats] == [op.name for op in DEFAULT_REPAIR]
     assert {s.kind for s in res.destroy_stats} == {"destroy"}
     assert {s.kind for s in res.repair_stats} == {"repair"}
-    assert res.synergy.shape == (len(res.destroy_stats), len(res.repair_stats)) == (2, 1)
+    assert res.synergy.shape == (len(res.destroy_stats), len(res.repair_stats)) == (1, 2)
     for group in (res.destroy_stats, res.repair_stats):
         assert sum(s.calls for s in group) == res.iterations
         for s in group:
@@ -89,7 +92,7 @@ def test_result_operator_statistics(results):
     assert res.synergy.sum(axis=1) == pytest.approx([s.fitness for s in res.destroy_stats])
     assert res.synergy.sum(axis=0) == pytest.approx([s.fitness for s in res.repair_stats])
     # the number of sigma1 outcomes equals the number of strict improvements of the best curve
-    n_best = res.repair_stats[0].outcomes[0]
+    n_best = sum(s.outcomes[0] for s in res.repair_stats)
     improvements = int(np.sum(np.diff(res.best_curve) < 0))
     assert n_best in (improvements, improvements + 1)  # +1 when iteration 0 improved
 
@@ -102,8 +105,8 @@ def test_result_is_frozen(results):
 def test_summary_mentions_cost_and_operators(results):
     text = results[0].summary()
     assert f"cost {results[0].cost:.6f}" in text
-    for name in DEFAULT_DESTROY + DEFAULT_REPAIR:
-        assert name in text
+    for op in DEFAULT_DESTROY + DEFAULT_REPAIR:
+        assert op.name in text
 
 
 def test_same_seed_same_result_native(problem, results):
@@ -307,7 +310,8 @@ def test_default_params():
     p = SolveParams()
     assert isinstance(p.temperature, AutoTemperature)
     assert (p.temperature.worse, p.temperature.accept, p.temperature.end_ratio) == (0.01, 0.5, 0.01)
-    assert p.destroy_fraction == 0.2 and p.decay == 0.5 and p.scores == SIGMA_PAPER and p.adaptive
+    assert p.destroy_fraction == (0.1, 0.4) and p.max_destroy == 60
+    assert p.decay == 0.5 and p.scores == SIGMA_PAPER and p.adaptive
 
 
 def test_paper_temperature_is_used(problem):

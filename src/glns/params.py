@@ -76,8 +76,8 @@ class SolveParams:
     op_timeout: seconds a Python operator call may take (None: no limit; main thread only).
     """
 
-    destroy_fraction: float | tuple[float, float] = 0.2
-    max_destroy: int | None = None
+    destroy_fraction: float | tuple[float, float] = (0.1, 0.4)
+    max_destroy: int | None = 60
     decay: float = 0.5
     scores: tuple[float, float, float, float] = SIGMA_PAPER
     temperature: Temperature = field(default_factory=AutoTemperature)
@@ -104,7 +104,7 @@ class SolveParams:
     def paper(cls, **changes: Any) -> "SolveParams":
         """The paper's preset: epsilon 0.2, lambda 0.5, sigma (1.5, 1.2, 0.8, 0.1), T0 100, alpha 0.97."""
         base = dict(temperature=FixedTemperature(100.0, 0.97), scores=SIGMA_PAPER,
-                    destroy_fraction=0.2, decay=0.5, adaptive=True)
+                    destroy_fraction=0.2, max_destroy=None, decay=0.5, adaptive=True)
         base.update(changes)
         return cls(**base)
 

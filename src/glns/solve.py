@@ -15,8 +15,13 @@ from glns.result import OperatorStats, Result
 
 __all__ = ["solve", "DEFAULT_DESTROY", "DEFAULT_REPAIR", "DEFAULT_ITERATIONS"]
 
-DEFAULT_DESTROY = ("random_removal", "worst_removal")
-DEFAULT_REPAIR = ("greedy_insertion",)
+# The default portfolio, tuned with tools/tune_portfolio.py on generated instances only (see
+# docs/portfolio.md): SISR string removal, and SISR's blink insertion next to regret-2, both
+# ending with the native local search. With SolveParams' default destroy range
+# (10-40 % of the nodes, at most 60) and scale-aware annealing.
+DEFAULT_DESTROY = (_ops.native("string_removal"),)
+DEFAULT_REPAIR = (_ops.native("blink_insertion", order=4, local_search=1),
+                  _ops.native("regret_insertion", k=2, local_search=1))
 #: iteration budget when neither iterations nor time_limit nor no_improvement is given
 DEFAULT_ITERATIONS = 5000
 
@@ -40,8 +45,10 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
 
     destroy, repair: one operator or a list; each a native name ("random_removal",
         "worst_removal", "greedy_insertion"), an :class:`glns.operators.Operator`, a Python
-        callable with the signature of SPEC §3, or operator source code. Default: the native
-        seeds (random and worst removal, greedy insertion).
+        callable with the signature of SPEC §3, or operator source code. Default: the tuned
+        native portfolio ``DEFAULT_DESTROY`` / ``DEFAULT_REPAIR`` (string removal; blink and
+        regret-2 insertion with local search). The paper's seeds are "random_removal",
+        "worst_removal" and "greedy_insertion"; see ``glns.operators.NATIVE_OPERATORS`` for all.
     iterations, time_limit (seconds), no_improvement (iterations without a new best): stop at
         the first one reached; with none given, ``DEFAULT_ITERATIONS``.
     seed: the same seed gives the same result, Python operators included (their `random` and
