@@ -310,7 +310,7 @@ def test_default_params():
     p = SolveParams()
     assert isinstance(p.temperature, AutoTemperature)
     assert (p.temperature.worse, p.temperature.accept, p.temperature.end_ratio) == (0.01, 0.5, 0.01)
-    assert p.destroy_fraction == (0.1, 0.4) and p.max_destroy == 60
+    assert p.destroy_fraction == (0.2, 0.6) and p.max_destroy == 60
     assert p.decay == 0.5 and p.scores == SIGMA_PAPER and p.adaptive
 
 

@@ -76,7 +76,7 @@ class SolveParams:
     op_timeout: seconds a Python operator call may take (None: no limit; main thread only).
     """
 
-    destroy_fraction: float | tuple[float, float] = (0.1, 0.4)
+    destroy_fraction: float | tuple[float, float] = (0.2, 0.6)
     max_destroy: int | None = 60
     decay: float = 0.5
     scores: tuple[float, float, float, float] = SIGMA_PAPER

@@ -18,7 +18,7 @@ __all__ = ["solve", "DEFAULT_DESTROY", "DEFAULT_REPAIR", "DEFAULT_ITERATIONS"]
 # The default portfolio, tuned with tools/tune_portfolio.py on generated instances only (see
 # docs/portfolio.md): SISR string removal, and SISR's blink insertion next to regret-2, both
 # ending with the native local search. With SolveParams' default destroy range
-# (10-40 % of the nodes, at most 60) and scale-aware annealing.
+# (20-60 % of the nodes, at most 60) and scale-aware annealing.
 DEFAULT_DESTROY = (_ops.native("string_removal"),)
 DEFAULT_REPAIR = (_ops.native("blink_insertion", order=4, local_search=1),
                   _ops.native("regret_insertion", k=2, local_search=1))
