@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from dataclasses import dataclass
 
 __all__ = ["AnswerParseError", "ParsedAnswer", "JointAnswer", "parse_answer",
@@ -80,7 +81,8 @@ def _python_blocks(text: str) -> tuple[list[str], list[tuple[int, int]]]:
     if not isinstance(text, str):
         raise AnswerParseError(f"answer must be text, got {type(text).__name__}")
     blocks = code_blocks(text)
-    code = [c for lang, c, _ in blocks if lang in _PY_LANGS and c.strip()]
+    # dedent: fences nested in a list item carry the item's indentation into the code
+    code = [textwrap.dedent(c) for lang, c, _ in blocks if lang in _PY_LANGS and c.strip()]
     return code, [span for _, _, span in blocks]
 
 
