@@ -12,6 +12,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import glns
 from glns import operators
@@ -113,6 +114,33 @@ def test_good_operators_on_tiny_and_extreme_inputs(problem, n):
                 out = e.func(partial, removed, third)
                 assert inst.violation(out) is None, (e.name, partial, removed, out)
             assert inst.violation(e.func([] if problem == "tsp" else [[]], list(everything), third)) is None
+
+
+@settings(max_examples=40, deadline=None)
+@given(problem=st.sampled_from(PROBLEMS), n=st.integers(2, 16), capacity=st.integers(9, 40),
+       seed=st.integers(0, 2**31 - 1), frac=st.floats(0.0, 1.2))
+def test_good_operators_keep_node_set_and_feasibility(problem, n, capacity, seed, frac):
+    """Every destroy, then every repair on its output: node set and capacities preserved,
+    on random instances of every kind (tiny and capacity-tight ones included)."""
+    family = "tsp" if problem == "tsp" else "vrp"
+    random.seed(seed)
+    np.random.seed(seed % 2**32)
+    inst = make_problem(problem, n, seed=seed, capacity=capacity)
+    data = inst.problem_data()
+    x = glns.solve(inst, iterations=2, seed=seed).solution
+    k = int(frac * n)
+
+    def third(func):
+        return data if "problem_data" in func.__code__.co_varnames[:3] else data["distance_matrix"]
+
+    for d_entry, r_entry in zip(GOOD[(family, "destroy")], GOOD[(family, "repair")]):
+        out = d_entry.func(x, k, third(d_entry.func))
+        _check_destroy(inst, x, k, out)
+        removed, partial = out
+        for r in GOOD[(family, "repair")]:
+            copy = [list(route) for route in partial] if family == "vrp" else list(partial)
+            complete = r.func(copy, list(removed), third(r.func))
+            assert inst.violation(complete) is None, (d_entry.name, r.name, complete)
 
 
 # -- the bad cases -------------------------------------------------------------------------

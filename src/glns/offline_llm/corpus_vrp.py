@@ -169,20 +169,28 @@ def sector_removal(x, destroy_cnt, problem_data):
 
 
 def small_route_removal(x, destroy_cnt, problem_data):
-    """Empty the routes with the lowest load first (ties at random) so that their customers can fill other vehicles, topping up with random customers."""
+    """Empty routes drawn with probability inversely proportional to their squared load, using at most half of destroy_cnt, then remove the customers nearest to the emptied ones, so that lightly loaded vehicles can be absorbed by their neighbours."""
+    d = np.asarray(problem_data["distance_matrix"])
     q = problem_data["demands"]
     routes = [list(r) for r in x if len(r) > 0]
     k = max(0, min(int(destroy_cnt), sum(len(r) for r in routes)))
-    order = sorted(range(len(routes)), key=lambda i: (sum(int(q[c]) for c in routes[i]), random.random()))
+    weights = [1.0 / max(1, sum(int(q[c]) for c in r)) ** 2 for r in routes]
     removed = []
-    emptied = set()
-    for i in order:
-        if len(removed) + len(routes[i]) > k:
+    candidates = list(range(len(routes)))
+    while candidates:
+        i = random.choices(candidates, weights=[weights[j] for j in candidates])[0]
+        candidates.remove(i)
+        if len(removed) + len(routes[i]) > min(k, max(1, k // 2)):
             break
         removed.extend(routes[i])
-        emptied.add(i)
-    rest = [c for i, r in enumerate(routes) if i not in emptied for c in r]
-    removed.extend(random.sample(rest, k - len(removed)))
+    gone = set(removed)
+    rest = [c for r in routes for c in r if c not in gone]
+    if removed and rest:  # customers close to the emptied routes take part in the regrouping
+        closeness = [min(d[c, v] for v in removed) for c in rest]
+        rest = [c for _, c in sorted(zip(closeness, rest))]
+    else:
+        random.shuffle(rest)
+    removed.extend(rest[:k - len(removed)])
     gone = set(removed)
     partial = [[c for c in r if c not in gone] for r in routes]
     return removed, [r for r in partial if r]
