@@ -106,7 +106,7 @@ def test_core_and_llm_package_import_without_openai():
             "import glns, glns.llm, glns.offline_llm\n"
             "from glns.llm import LLMClient, LLMConfig, LLMError\n"
             "c = LLMClient(LLMConfig(base_url='http://127.0.0.1:9/v1', model='m'))\n"
-            "try:\n    c._openai()\nexcept LLMError as e:\n    print(e)\n")
+            "try:\n    c.complete('hello')\nexcept LLMError as e:\n    print(e)\n")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert out.returncode == 0, out.stderr
     assert "pip install 'glns[llm]'" in out.stdout

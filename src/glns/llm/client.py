@@ -80,6 +80,14 @@ class LLMReply:
     record: CallRecord
 
 
+def _import_openai() -> Any:
+    try:
+        import openai
+    except ImportError:
+        raise LLMError("the LLM client needs the openai package: pip install 'glns[llm]'") from None
+    return openai
+
+
 def _status_message(exc: Any) -> str:
     body = getattr(exc, "body", None)
     if isinstance(body, dict):
@@ -125,11 +133,8 @@ class LLMClient:
         self.completion_tokens = 0
 
     def _openai(self) -> Any:
+        openai = _import_openai()
         if self._client is None:
-            try:
-                import openai
-            except ImportError:
-                raise LLMError("the LLM client needs the openai package: pip install 'glns[llm]'") from None
             # local servers need no key, but the openai client insists on one
             self._client = openai.OpenAI(base_url=self.config.base_url,
                                          api_key=self.config.api_key or "no-key",
@@ -157,8 +162,7 @@ class LLMClient:
             answer from it).
         Raises LLMError (with ``.record``) when the call fails for good.
         """
-        import openai
-
+        openai = _import_openai()
         msgs = self._messages(messages, system)
         cfg = self.config
         model = model or cfg.model
