@@ -10,6 +10,7 @@ import numpy as np
 
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from libc.stdlib cimport malloc, realloc, free
+from libc.string cimport memcpy
 from libc.math cimport exp, log, pow, floor, INFINITY
 from libc.stdint cimport uint64_t, int64_t
 
@@ -52,7 +53,11 @@ cdef int grow_push(Growable *g, double x) except -1 nogil:
 
 
 cdef object grow_to_numpy(Growable *g):
-    return np.array([g.data[i] for i in range(g.size)], dtype=np.float64)
+    out = np.empty(g.size, dtype=np.float64)
+    cdef double[::1] view = out
+    if g.size > 0:
+        memcpy(&view[0], g.data, g.size * sizeof(double))
+    return out
 
 
 cdef inline int roulette(const double *w, int m, bint adaptive, uint64_t *rng) noexcept nogil:

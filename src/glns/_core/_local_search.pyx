@@ -32,11 +32,9 @@ from libc.stdint cimport int64_t
 
 from glns._core._types cimport Inst, Sol, KIND_TSP, KIND_CVRP, KIND_OVRP
 from glns._core._solution cimport (Solution, sol_remove, sol_insert, sol_new_route,
-                                   sol_drop_empty, sol_cost, removal_delta, new_route_cost)
+                                   sol_drop_empty, sol_cost, removal_delta, new_route_cost,
+                                   arc, END)
 from glns._core._instance cimport CoreInstance
-
-cdef enum:
-    END = -1      # the end of a VRP route: the depot for CVRP, nothing for OVRP
 
 # A move must improve by more than this fraction of the starting cost (rounding guard).
 cdef double LS_REL_EPS = 1e-12
@@ -56,15 +54,6 @@ cdef struct Work:
     char *inq           # inq[v]: v is in the queue
     int64_t *pre        # VRP: load of v's route from its start up to and including v
     int *tmp            # scratch: max(n, 2 * stride) ints
-
-
-cdef inline double arc(const Inst *inst, int a, int b) noexcept nogil:
-    """Cost of travelling a -> b, where b == END means 'finish the route'."""
-    if b == END:
-        if inst.kind == KIND_OVRP:
-            return 0.0
-        return inst.dist[a * inst.n]
-    return inst.dist[a * inst.n + b]
 
 
 cdef inline void _push(Work *w, int v) noexcept nogil:
@@ -469,6 +458,8 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
 cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touched) except -1 nogil:
     """Improve the complete feasible solution s in place; s.cost is recomputed at the end.
 
+    s.cost must be the solution's current cost on entry (it scales the rounding guard).
+
     touched: the nodes whose don't-look bits start clear, in scan order; n_touched < 0 means
     all nodes and a result that is a local optimum (see the module comment).
     """
@@ -483,7 +474,7 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
     w.s = s
     w.inst = inst
     w.K = LS_NEIGHBOURS if inst.n_neigh > LS_NEIGHBOURS else inst.n_neigh
-    w.eps = LS_REL_EPS * sol_cost(s, inst)
+    w.eps = LS_REL_EPS * s.cost
     w.head = 0
     w.count = 0
     w.queue = <int *> malloc(n * sizeof(int))

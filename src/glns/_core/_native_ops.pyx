@@ -59,10 +59,11 @@ cdef int native_repair(int code, const double *params, Sol *s, const Inst *inst,
     else:
         with gil:
             raise ValueError(f"unknown native repair operator {code}")
+    s.cost = sol_cost(s, inst)
     # params[3] of every repair operator: end with the local search from the reinserted nodes
+    # (it starts from s.cost and leaves the recomputed cost of its result there)
     if params[3] != 0:
         local_search(s, inst, removed, n_removed)
-    s.cost = sol_cost(s, inst)
     return 0
 
 

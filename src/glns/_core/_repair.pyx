@@ -72,6 +72,18 @@ cdef inline bint _fits(const Sol *s, const Inst *inst, int v, int r) noexcept no
     return inst.kind == KIND_TSP or s.load[r] + inst.demand[v] <= inst.capacity
 
 
+cdef inline void _near(const Inst *inst, int v, int g, int a, int u, int b,
+                       bint *near_a, bint *near_u, bint *near_b) noexcept nogil:
+    """Which of a, u, b are among v's g nearest neighbours (granular insertion)."""
+    cdef const int *nb = &inst.neigh[v * inst.n_neigh]
+    cdef int j
+    near_a[0] = near_u[0] = near_b[0] = False
+    for j in range(g):
+        near_a[0] = near_a[0] or nb[j] == a
+        near_u[0] = near_u[0] or nb[j] == u
+        near_b[0] = near_b[0] or nb[j] == b
+
+
 cdef inline int _after(const Sol *s, const Inst *inst, int r, int p, int *next_node) noexcept nogil:
     """The position right after index p of route r, and the node now there (-1: route end).
 
@@ -469,7 +481,6 @@ cdef void _vrp_update(Regret *st, const Sol *s, const Inst *inst, int i, int r, 
     cdef double *c = &st.cost[i * st.cols]
     cdef int *p = &st.where[i * st.cols]
     cdef const int *row = &s.nodes[r * s.stride]
-    cdef const int *nb
     cdef int L = s.length[r]
     cdef int u = row[pu]
     cdef int a = row[pu - 1] if pu > 0 else 0       # 0: the depot, never a neighbour
@@ -477,16 +488,10 @@ cdef void _vrp_update(Regret *st, const Sol *s, const Inst *inst, int i, int r, 
     cdef double old_c = INFINITY if opened else c[r]
     cdef int old_p = -1 if opened else p[r]
     cdef double new_c
-    cdef int new_p, j, x, t
+    cdef int new_p, j, t
     cdef bint near_a = True, near_u = True, near_b = True
     if st.g > 0:
-        near_a = near_u = near_b = False
-        nb = &inst.neigh[v * inst.n_neigh]
-        for j in range(st.g):
-            x = nb[j]
-            near_a = near_a or x == a
-            near_u = near_u or x == u
-            near_b = near_b or x == b
+        _near(inst, v, st.g, a, u, b, &near_a, &near_u, &near_b)
         if not st.granular[i]:
             # No neighbour of v had a route with room, and r only lost room: u is the only
             # way a granular candidate can appear.
@@ -617,8 +622,7 @@ cdef void _tsp_update(Regret *st, const Sol *s, const Inst *inst, int i, int u, 
     """Refresh slot i after u went between a and b (a = -1: the tour was empty)."""
     cdef int v = st.node[i]
     cdef const int *ts = &st.where[i * st.cols]
-    cdef const int *nb
-    cdef int j, x, pu, L
+    cdef int j, pu, L
     cdef bint near_a = True, near_u = True, near_b = True
     if a < 0:
         _tsp_fill(st, s, inst, i)
@@ -628,13 +632,7 @@ cdef void _tsp_update(Regret *st, const Sol *s, const Inst *inst, int i, int u, 
             _tsp_fill(st, s, inst, i)
             return
     if st.g > 0:
-        near_a = near_u = near_b = False
-        nb = &inst.neigh[v * inst.n_neigh]
-        for j in range(st.g):
-            x = nb[j]
-            near_a = near_a or x == a
-            near_u = near_u or x == u
-            near_b = near_b or x == b
+        _near(inst, v, st.g, a, u, b, &near_a, &near_u, &near_b)
         if not st.granular[i]:
             if near_u:          # v has a routed neighbour now: granular candidates
                 _tsp_fill(st, s, inst, i)

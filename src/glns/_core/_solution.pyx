@@ -15,19 +15,6 @@ from glns._core._types cimport Inst, Sol, KIND_TSP, KIND_CVRP, KIND_OVRP
 from glns._core._rng cimport rng_below
 from glns._core._instance cimport CoreInstance
 
-cdef enum:
-    END = -1      # the end of a VRP route: the depot for CVRP, nothing for OVRP
-
-
-cdef inline double arc(const Inst *inst, int a, int b) noexcept nogil:
-    """Cost of travelling a -> b, where b == END means 'finish the route'."""
-    if b == END:
-        if inst.kind == KIND_OVRP:
-            return 0.0
-        return inst.dist[a * inst.n]
-    return inst.dist[a * inst.n + b]
-
-
 cdef int sol_alloc(Sol *s, const Inst *inst) except -1 nogil:
     s.stride = inst.max_route_len
     s.route_slots = 0
