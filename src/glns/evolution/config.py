@@ -1,0 +1,150 @@
+"""Settings of a G-LNS evolution run (SPEC §4) and its ablation switches."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from glns.params import SIGMA_AGGRESSIVE, SIGMA_FLAT, SIGMA_PAPER, SolveParams
+from glns.sandbox.admission import CheckConfig
+
+__all__ = ["EvolutionConfig", "SIGMA_PRESETS", "DEFAULT_MIX"]
+
+SIGMA_PRESETS = {"paper": SIGMA_PAPER, "flat": SIGMA_FLAT, "aggressive": SIGMA_AGGRESSIVE}
+#: the refill strategy mix of the paper: mutation, homogeneous crossover, joint crossover
+DEFAULT_MIX = {"mutation": 0.5, "homogeneous": 0.4, "joint": 0.1}
+
+
+@dataclass(frozen=True)
+class EvolutionConfig:
+    """What an evolution run does. Defaults follow the paper (SPEC §4).
+
+    problem: "tsp", "cvrp" or "ovrp". generations: G_max, the number of episodes.
+    population: N, operators per population. prune: M, the worst dropped every cycle.
+    episodes_per_cycle: K, episodes between evolution steps.
+    train_count, train_size: the training instances (generated with seeds train_seed + i).
+    iterations: T, solver iterations per run in an episode.
+    validation_count, validation_size, validation_iterations, validation_seed: the validation
+        set on which the best pair is chosen; validation_pairs: how many pairs (highest synergy
+        first) are validated after every cycle.
+    instances: "generated" (the settings above) or "paper" (the paper's own train and
+        validation splits of the problem, ``glns.datasets.paper_instances``).
+    mix: shares of the refill strategies; no_mutation / no_homogeneous / no_joint switch one
+        off (ablations); pair_choice: "roulette" over S (paper Appendix C) or "max".
+    adaptive: False selects operators uniformly in the inner solver (ablation);
+    sigma: "paper", "flat" or "aggressive" score preset.
+    native_seeds: run the seed operators natively (their Python sources are still the LLM's
+        examples); default False, as the paper's seeds are Python.
+    max_attempts: LLM answers per requested operator (the first and its regenerations with the
+        error fed back). op_timeout: seconds one operator call may take in the evaluation.
+    workers: evaluation processes (None: all cores). memory_mb: their memory limit.
+    seed: the run's master seed (instances of the solver runs, strategy draws, LLM seeds).
+    temperature: the LLM's sampling temperature (None: the LLM configuration's).
+    """
+
+    problem: str = "cvrp"
+    generations: int = 200
+    population: int = 5
+    prune: int = 2
+    episodes_per_cycle: int = 10
+    train_count: int = 16
+    train_size: int = 50
+    train_seed: int = 20000
+    iterations: int = 100
+    validation_count: int = 64
+    validation_size: int = 50
+    validation_iterations: int = 500
+    validation_seed: int = 30000
+    validation_pairs: int = 2
+    instances: str = "generated"
+    mix: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_MIX))
+    no_mutation: bool = False
+    no_homogeneous: bool = False
+    no_joint: bool = False
+    pair_choice: str = "roulette"
+    adaptive: bool = True
+    sigma: str = "paper"
+    native_seeds: bool = False
+    max_attempts: int = 3
+    op_timeout: float = 1.0
+    workers: int | None = None
+    memory_mb: int | None = 1024
+    seed: int = 0
+    temperature: float | None = None
+    check: CheckConfig = field(default_factory=CheckConfig)
+
+    def __post_init__(self) -> None:
+        if self.problem not in ("tsp", "cvrp", "ovrp"):
+            raise ValueError(f"problem must be tsp, cvrp or ovrp, got {self.problem!r}")
+        for name in ("generations", "population", "episodes_per_cycle", "train_count", "iterations",
+                     "validation_count", "validation_iterations", "validation_pairs", "max_attempts"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or int(value) != value or value < 1:
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        if self.population < 2:
+            raise ValueError(f"population must be >= 2, got {self.population}")
+        if not 0 <= self.prune < self.population:
+            raise ValueError(f"prune must be in [0, population), got {self.prune}")
+        for name in ("train_size", "validation_size"):
+            if getattr(self, name) < 2:
+                raise ValueError(f"{name} must be >= 2, got {getattr(self, name)}")
+        if self.instances not in ("generated", "paper"):
+            raise ValueError(f"instances must be 'generated' or 'paper', got {self.instances!r}")
+        unknown = set(self.mix) - {"mutation", "homogeneous", "joint"}
+        if unknown:
+            raise ValueError(f"unknown strategies in mix: {sorted(unknown)} "
+                             "(known: mutation, homogeneous, joint)")
+        if any(not (v >= 0 and math.isfinite(v)) for v in self.mix.values()):
+            raise ValueError(f"strategy shares must be finite and >= 0, got {dict(self.mix)}")
+        object.__setattr__(self, "mix", dict(self.mix))
+        if not any(v > 0 for v in self.effective_mix().values()):
+            raise ValueError("every refill strategy is switched off or has share 0; "
+                             "keep at least one of mutation, homogeneous and joint crossover")
+        if self.pair_choice not in ("roulette", "max"):
+            raise ValueError(f"pair_choice must be 'roulette' or 'max', got {self.pair_choice!r}")
+        if self.sigma not in SIGMA_PRESETS:
+            raise ValueError(f"sigma must be one of {sorted(SIGMA_PRESETS)}, got {self.sigma!r}")
+        if not self.op_timeout > 0:
+            raise ValueError(f"op_timeout must be > 0 seconds, got {self.op_timeout}")
+        if self.workers is not None and self.workers < 1:
+            raise ValueError(f"workers must be >= 1, got {self.workers}")
+        if self.temperature is not None and not 0 <= self.temperature <= 2:
+            raise ValueError(f"temperature must be in [0, 2], got {self.temperature}")
+        if int(self.seed) != self.seed or self.seed < 0:
+            raise ValueError(f"seed must be a non-negative integer, got {self.seed}")
+
+    @property
+    def cycles(self) -> int:
+        """Evolution cycles: ceil(generations / episodes_per_cycle)."""
+        return -(-self.generations // self.episodes_per_cycle)
+
+    def effective_mix(self) -> dict[str, float]:
+        """The strategy mix with the ablations applied."""
+        off = {"mutation": self.no_mutation, "homogeneous": self.no_homogeneous, "joint": self.no_joint}
+        return {k: (0.0 if off[k] else float(self.mix.get(k, 0.0))) for k in off}
+
+    def solve_params(self) -> SolveParams:
+        """The inner solver's parameters: the paper preset with this run's switches."""
+        return SolveParams.paper(scores=SIGMA_PRESETS[self.sigma], adaptive=self.adaptive,
+                                 op_timeout=self.op_timeout)
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dataclasses.asdict(self)
+        d["check"] = dataclasses.asdict(self.check)
+        return d
+
+    @classmethod
+    def from_dict(cls, d: Mapping[str, Any]) -> "EvolutionConfig":
+        d = dict(d)
+        check = d.pop("check", None)
+        if check is not None:
+            check = dict(check)
+            check["sizes"] = tuple(check.get("sizes", CheckConfig.sizes))
+            d["check"] = CheckConfig(**check)
+        known = {f.name for f in dataclasses.fields(cls)}
+        unknown = set(d) - known
+        if unknown:
+            raise ValueError(f"unknown evolution settings: {', '.join(sorted(unknown))}")
+        return cls(**d)
