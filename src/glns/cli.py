@@ -1,4 +1,4 @@
-"""Command line: ``glns solve`` (more subcommands arrive with the evolution and bench issues)."""
+"""Command line: ``glns solve`` (one instance) and ``glns evolve`` (G-LNS operator evolution)."""
 
 from __future__ import annotations
 
@@ -40,6 +40,143 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     return 0
 
 
+def _evolution_config(args: argparse.Namespace):
+    from glns.evolution import EvolutionConfig
+
+    mix = None
+    if args.mix:
+        try:
+            shares = [float(x) for x in args.mix.split(",")]
+        except ValueError:
+            raise ValueError(f"--mix needs three numbers like 0.5,0.4,0.1, got {args.mix!r}") from None
+        if len(shares) != 3:
+            raise ValueError(f"--mix needs three numbers (mutation, homogeneous, joint), got {args.mix!r}")
+        mix = dict(zip(("mutation", "homogeneous", "joint"), shares))
+    given = dict(
+        problem=args.problem, generations=args.generations, population=args.population,
+        prune=args.prune, episodes_per_cycle=args.episodes_per_cycle, train_count=args.train_count,
+        train_size=args.train_size, iterations=args.iterations, validation_count=args.validation_count,
+        validation_size=args.validation_size, validation_iterations=args.validation_iterations,
+        validation_pairs=args.validation_pairs, instances=args.instances, mix=mix,
+        no_mutation=args.no_mutation or None, no_homogeneous=args.no_homogeneous_crossover or None,
+        no_joint=args.no_joint_crossover or None, adaptive=False if args.no_adaptive_weights else None,
+        sigma=args.sigma, pair_choice=args.pair_choice, native_seeds=args.native_seeds or None,
+        max_attempts=args.max_attempts, op_timeout=args.op_timeout, workers=args.workers,
+        seed=args.seed, temperature=args.temperature)
+    return EvolutionConfig(**{k: v for k, v in given.items() if v is not None})
+
+
+def _cmd_evolve(args: argparse.Namespace) -> int:
+    import contextlib
+    import time
+    from pathlib import Path
+
+    from glns.evolution import Evolution
+    from glns.evolution.generate import EvolutionAborted
+    from glns.evolution.rundir import RunDirectory, RunDirectoryError
+    from glns.llm import LLMConfig, LLMConfigError
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    quiet_progress = (lambda line: line.startswith(("cycle", "warning")) and progress(line)) \
+        if args.quiet else progress
+    meta = None
+    if args.resume:
+        meta = RunDirectory(Path(args.resume)).read_config() if (Path(args.resume) / "config.json").is_file() else None
+        if meta is None:
+            raise RunDirectoryError(f"{args.resume} is not a glns evolution run (no config.json)")
+    saved_llm = (meta or {}).get("llm", {})
+    offline = args.offline or (args.resume and saved_llm.get("offline") and not args.base_url)
+    with contextlib.ExitStack() as stack:
+        llm_meta: dict = {}
+        overrides = dict(model=args.model, base_url=args.base_url, temperature=None)
+        if offline:
+            from glns.offline_llm import OfflineLLMServer
+
+            seed = args.seed if args.seed is not None else 0
+            seed = saved_llm.get("offline_seed", seed) if args.resume else seed
+            rate = saved_llm.get("offline_bad_rate", args.offline_bad_rate) if args.resume else args.offline_bad_rate
+            server = stack.enter_context(OfflineLLMServer(seed=seed, bad_rate=rate))
+            overrides.update(base_url=server.base_url, model=args.model or saved_llm.get("model") or "offline")
+            llm_meta = {"offline": True, "offline_seed": seed, "offline_bad_rate": rate}
+            progress(f"offline test LLM at {server.base_url} (no API key needed)")
+        elif args.resume:
+            overrides["base_url"] = args.base_url or saved_llm.get("base_url")
+            overrides["model"] = args.model or saved_llm.get("model")
+        try:
+            llm = LLMConfig.load(args.llm_config, **overrides)
+        except LLMConfigError as exc:
+            raise ValueError(f"{exc} (or run `glns evolve --offline` to try it without an LLM)") from None
+        if args.resume:
+            evo = Evolution.resume(args.resume, llm, generations=args.generations, progress=quiet_progress)
+        else:
+            cfg = _evolution_config(args)
+            run_dir = args.run_dir or f"glns-runs/{cfg.problem}-seed{cfg.seed}-{time.strftime('%Y%m%d-%H%M%S')}"
+            evo = Evolution.start(run_dir, cfg, llm, llm_meta=llm_meta, progress=quiet_progress)
+        path = evo.rundir.path
+        progress(f"run directory {path}")
+        try:
+            result = evo.run()
+        except KeyboardInterrupt:
+            progress(f"interrupted; the last finished cycle is saved: glns evolve --resume {path}")
+            return 130
+        except EvolutionAborted as exc:
+            progress(f"glns: evolution stopped: {exc}")
+            return 3
+    print((path / "summary.txt").read_text(encoding="utf-8"), end="")
+    print(f"best operators: {result.module_path}  (use: glns.solve(problem, "
+          "glns.evolution.load_module(path)))")
+    return 0
+
+
+def _add_evolve_parser(sub: argparse._SubParsersAction) -> None:
+    e = sub.add_parser("evolve", help="evolve destroy/repair operators with an LLM (G-LNS)",
+                       description="G-LNS: co-evolve destroy and repair operators with an LLM. "
+                       "Try it without an API key: glns evolve --offline --generations 20")
+    llm = e.add_argument_group("LLM endpoint (any OpenAI-compatible API; key from GLNS_LLM_API_KEY or OPENAI_API_KEY)")
+    llm.add_argument("--model", help="model name (e.g. deepseek-chat)")
+    llm.add_argument("--base-url", help="endpoint, e.g. https://api.deepseek.com/v1")
+    llm.add_argument("--llm-config", help="TOML file with base_url, model, temperature, timeout, ...")
+    llm.add_argument("--temperature", type=float, help="sampling temperature")
+    llm.add_argument("--offline", action="store_true",
+                     help="use the bundled offline test LLM (a local server; no API key)")
+    llm.add_argument("--offline-bad-rate", type=float, default=0.25,
+                     help="share of deliberately bad answers of the offline LLM (default 0.25)")
+    run = e.add_argument_group("run")
+    run.add_argument("--problem", choices=["tsp", "cvrp", "ovrp"], default=None, help="default cvrp")
+    run.add_argument("--generations", type=int, help="episodes in total (G_max, default 200)")
+    run.add_argument("--run-dir", help="directory for the run (default glns-runs/<problem>-seed<S>-<time>)")
+    run.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its last checkpoint")
+    run.add_argument("--seed", type=int, default=None, help="master seed (default 0)")
+    run.add_argument("--workers", type=int, help="evaluation processes (default: all cores)")
+    run.add_argument("-q", "--quiet", action="store_true", help="report cycles only, not episodes")
+    pop = e.add_argument_group("evolution (defaults: the paper)")
+    pop.add_argument("--population", type=int, help="N, operators per population (5)")
+    pop.add_argument("--prune", type=int, help="M, operators dropped per cycle (2)")
+    pop.add_argument("--episodes-per-cycle", type=int, help="K, episodes between evolution steps (10)")
+    pop.add_argument("--train-count", type=int, help="training instances (16)")
+    pop.add_argument("--train-size", type=int, help="nodes of the training instances (50)")
+    pop.add_argument("--iterations", type=int, help="T, solver iterations per run (100)")
+    pop.add_argument("--validation-count", type=int, help="validation instances (64)")
+    pop.add_argument("--validation-size", type=int, help="their size (50)")
+    pop.add_argument("--validation-iterations", type=int, help="iterations per validation run (500)")
+    pop.add_argument("--validation-pairs", type=int, help="pairs validated per cycle (2)")
+    pop.add_argument("--instances", choices=["generated", "paper"], help="generated (default) or the paper's splits")
+    pop.add_argument("--mix", help="strategy shares mutation,homogeneous,joint (0.5,0.4,0.1)")
+    pop.add_argument("--pair-choice", choices=["roulette", "max"], help="joint-crossover pair from S")
+    pop.add_argument("--native-seeds", action="store_true", help="run the seed operators natively")
+    pop.add_argument("--max-attempts", type=int, help="LLM answers per requested operator (3)")
+    pop.add_argument("--op-timeout", type=float, help="seconds per operator call (1.0)")
+    abl = e.add_argument_group("ablations (SPEC §4)")
+    abl.add_argument("--no-mutation", action="store_true")
+    abl.add_argument("--no-homogeneous-crossover", action="store_true")
+    abl.add_argument("--no-joint-crossover", action="store_true", help="evolve the populations independently")
+    abl.add_argument("--no-adaptive-weights", action="store_true", help="uniform operator selection")
+    abl.add_argument("--sigma", choices=["paper", "flat", "aggressive"], help="score preset")
+    e.set_defaults(func=_cmd_evolve)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="glns", description=glns.__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"glns {glns.__version__}")
@@ -61,6 +198,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print the result as JSON")
     s.add_argument("-v", "--verbose", action="store_true", help="print operator statistics")
     s.set_defaults(func=_cmd_solve)
+    _add_evolve_parser(sub)
     return parser
 
 
@@ -68,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (ValueError, ImportError, OSError) as exc:
+    except (ValueError, ImportError, OSError, RuntimeError) as exc:
         print(f"glns: error: {exc}", file=sys.stderr)
         return 2
 

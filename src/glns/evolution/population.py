@@ -69,6 +69,15 @@ class Member:
                                       params=op.params)
         return operators.from_source(self.source, self.kind, name=self.id, function=self.function)
 
+    def spec(self) -> Any:
+        """What :func:`glns.sandbox.evaluate` runs: the native operator, or the source (which is
+        then compiled only inside the sandbox workers)."""
+        if self.native is not None:
+            return self.operator()
+        from glns.sandbox import PythonSource
+
+        return PythonSource(self.source, self.function, self.id)
+
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
         d["parents"] = list(self.parents)

@@ -16,6 +16,7 @@ from glns.sandbox.admission import (
 )
 from glns.sandbox.evaluation import (
     DEFAULT_OP_TIMEOUT as DEFAULT_OP_TIMEOUT,
+    PythonSource as PythonSource,
     RunOutcome as RunOutcome,
     evaluate as evaluate,
 )
@@ -26,4 +27,4 @@ from glns.sandbox.pool import (
 )
 
 __all__ = ["WorkerPool", "TaskResult", "DEFAULT_MEMORY_MB", "Admission", "CheckConfig",
-           "check_operator", "check_operators", "CheckRequest", "RunOutcome", "evaluate", "DEFAULT_OP_TIMEOUT"]
+           "check_operator", "check_operators", "CheckRequest", "RunOutcome", "PythonSource", "evaluate", "DEFAULT_OP_TIMEOUT"]

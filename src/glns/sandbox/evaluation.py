@@ -24,7 +24,7 @@ from glns.problems import Problem
 from glns.result import Result
 from glns.sandbox.pool import WorkerPool
 
-__all__ = ["RunOutcome", "evaluate", "DEFAULT_OP_TIMEOUT"]
+__all__ = ["RunOutcome", "PythonSource", "evaluate", "DEFAULT_OP_TIMEOUT"]
 
 #: per-call limit (seconds) of Python operators when the params do not set op_timeout
 DEFAULT_OP_TIMEOUT = 1.0
@@ -53,6 +53,19 @@ class RunOutcome:
         return self.status == "ok"
 
 
+@dataclass(frozen=True)
+class PythonSource:
+    """Operator source code for :func:`evaluate` with its entry function and display name.
+
+    Unlike an :class:`glns.operators.Operator` built with ``from_source``, nothing of it is
+    executed in the calling process, so untrusted code only ever runs in the workers.
+    """
+
+    source: str
+    function: str | None = None
+    name: str | None = None
+
+
 # ============================================================================= wire format
 
 
@@ -67,6 +80,8 @@ def _operator_wire(spec: Any, kind: str, index: int) -> tuple:
             raise OperatorError(f"{kind} operator {index} ({spec.name!r}) has no source code; "
                                 "a sandbox worker needs the source (use operators.from_source)")
         return ("python", spec.source, spec.func.__name__, spec.name)
+    if isinstance(spec, PythonSource):
+        return ("python", spec.source, spec.function, spec.name)
     if isinstance(spec, str):
         if spec in NATIVE_OPERATORS:
             op = native(spec)
@@ -156,9 +171,9 @@ def evaluate(instances: Sequence[Problem], destroy: Sequence[Any], repair: Seque
              task_timeout: float | None = None) -> list[RunOutcome]:
     """Run ``glns.solve(instance, destroy, repair, ...)`` for every instance in sandbox workers.
 
-    destroy, repair: lists of operators, each a native name, source code, or an
-    :class:`glns.operators.Operator` (native, or built with ``from_source``). The sources are
-    compiled only inside the workers. seeds: one per instance (default 0, 1, 2, ...).
+    destroy, repair: lists of operators, each a native name, source code, a
+    :class:`PythonSource`, or an :class:`glns.operators.Operator` (native, or built with
+    ``from_source``). The sources are compiled only inside the workers. seeds: one per instance (default 0, 1, 2, ...).
     params: the solver parameters (default ``SolveParams()``); a missing op_timeout becomes
     ``DEFAULT_OP_TIMEOUT``. task_timeout: seconds after which a run's worker is killed
     (default: ``iterations * 2 * op_timeout + 10``, what a run whose every call hits the
@@ -166,9 +181,9 @@ def evaluate(instances: Sequence[Problem], destroy: Sequence[Any], repair: Seque
 
     Returns one :class:`RunOutcome` per instance, in order; a failed run never raises.
     """
-    if isinstance(destroy, (str, Operator)):
+    if isinstance(destroy, (str, Operator, PythonSource)):
         destroy = [destroy]
-    if isinstance(repair, (str, Operator)):
+    if isinstance(repair, (str, Operator, PythonSource)):
         repair = [repair]
     d_wire = [_operator_wire(s, "destroy", i) for i, s in enumerate(destroy)]
     r_wire = [_operator_wire(s, "repair", i) for i, s in enumerate(repair)]

@@ -1,0 +1,184 @@
+"""End-to-end evolution runs against the offline test LLM: full cycles on CVRP and TSP, every
+action type, rejections for the right reasons, SIGKILL and exact resume, LLM failures."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+import glns
+from glns.evolution import Evolution, EvolutionAborted, EvolutionConfig, load_module
+from glns.evolution.rundir import RunDirectoryError, read_events
+from glns.llm import LLMConfig
+from glns.offline_llm import OfflineLLMServer
+from glns.sandbox import CheckConfig
+
+SCRIPT = Path(__file__).with_name("evolve_script.py")
+
+
+def small_config(problem: str, seed: int = 0, **changes) -> EvolutionConfig:
+    """The paper's loop at a size CI can afford: 4 cycles of 2 episodes on 4 instances."""
+    base = dict(problem=problem, generations=8, episodes_per_cycle=2, train_count=4, train_size=20,
+                iterations=30, validation_count=4, validation_size=20, validation_iterations=60,
+                validation_pairs=2, workers=2, seed=seed,
+                mix={"mutation": 0.4, "homogeneous": 0.3, "joint": 0.3},
+                check=CheckConfig(sizes=(10,), instances_per_size=1, growth_n=100,
+                                  growth_timeout=2.0, call_timeout=1.0, kill_grace=0.5))
+    base.update(changes)
+    return EvolutionConfig(**base)
+
+
+@pytest.fixture(scope="module")
+def server():
+    with OfflineLLMServer(seed=11, bad_rate=0.25) as srv:
+        yield srv
+
+
+def llm_config(server, model: str = "offline") -> LLMConfig:
+    return LLMConfig(base_url=server.base_url, model=model, max_retries=2, backoff_base=0.01,
+                     backoff_max=0.05, timeout=60)
+
+
+def _comparable(events: list[dict]) -> list[tuple]:
+    """What must agree between runs: which events, in which order, with what operator data."""
+    keys = ("event", "cycle", "episode", "id", "kind", "action", "parents", "attempt", "check",
+            "code", "seed", "answer", "fitness", "score", "destroy", "repair", "dropped", "kept")
+    return [tuple(json.dumps(e.get(k), sort_keys=True) for k in keys)
+            for e in events if e["event"] not in ("resumed", "run_started")]
+
+
+def _state(run_dir: Path) -> dict:
+    state = json.loads((run_dir / "checkpoint.json").read_text())
+    for h in state["history"]:
+        h.pop("seconds")
+    for k in ("elapsed", "events_offset"):
+        state.pop(k)
+    return state
+
+
+@pytest.mark.parametrize("problem", ["cvrp", "tsp"])
+def test_full_cycles_exercise_every_action(problem, server, tmp_path):
+    cfg = small_config(problem, seed=3)
+    lines = []
+    result = Evolution.start(tmp_path / "run", cfg, llm_config(server), progress=lines.append).run()
+
+    events = read_events(tmp_path / "run" / "events.jsonl")
+    admitted = [e for e in events if e["event"] == "admitted"]
+    assert {e["action"] for e in admitted} == {"seed", "i1", "i2", "m1", "m2", "c1", "c2"}
+    assert len(result.history) == cfg.cycles == 4 and result.history[-1]["episodes"] == 8
+    # bad answers were served and each was stopped with its reason
+    rejected = [e for e in events if e["event"] == "rejected"]
+    assert rejected and all(e["check"] and e["error"] for e in rejected)
+    # each population is full after every refill, pruned by fitness, and F / S reset per cycle
+    for h in result.history:
+        assert len(h["destroy"]) == len(h["repair"]) == cfg.population
+    episodes = [e for e in events if e["event"] == "episode"]
+    for h in result.history:
+        summed: dict[str, float] = {}
+        for e in episodes:
+            if e["cycle"] == h["cycle"]:
+                for k, v in e["fitness"].items():
+                    summed[k] = summed.get(k, 0.0) + v
+        assert summed.keys() == h["fitness"].keys()
+        assert all(abs(summed[k] - h["fitness"][k]) < 1e-9 for k in summed)
+    pruned = [e for e in events if e["event"] == "pruned"]
+    assert len(pruned) == 2 * (cfg.cycles - 1)
+    for e in pruned:
+        assert len(e["dropped"]) == cfg.prune
+        assert max(e["fitness"][i] for i in e["dropped"]) <= min(e["fitness"][i] for i in e["kept"])
+    # lineage: every evolved operator names parents that were in the population
+    for e in admitted:
+        assert len(e["parents"]) == {"seed": 0, "i1": 0, "i2": 0, "m1": 1, "m2": 1, "c1": 2, "c2": 2}[e["action"]]
+    # the best pair is validated, exported, and glns.solve runs the module directly
+    assert result.best_destroy is not None and result.best_score < float("inf")
+    module = load_module(result.module_path)
+    inst = glns.datasets.generate_cvrp(20, 99) if problem == "cvrp" else glns.datasets.generate_tsp(20, 99)
+    res = glns.solve(inst, module, iterations=50, seed=1)
+    assert [s.name for s in res.destroy_stats] == [result.best_destroy.id]
+    assert all(s.failures == 0 for s in res.destroy_stats + res.repair_stats)
+    assert (tmp_path / "run" / "summary.txt").read_text().strip()
+    assert any("episode 8/8" in line for line in lines)
+
+
+def test_sigkill_mid_cycle_then_resume_gives_the_uninterrupted_result(server, tmp_path):
+    cfg = small_config("cvrp", seed=5)
+    reference = Evolution.start(tmp_path / "ref", cfg, llm_config(server)).run()
+
+    run_dir = tmp_path / "killed"
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
+    proc = subprocess.Popen([sys.executable, str(SCRIPT), "start", str(run_dir), server.base_url,
+                             json.dumps(cfg.to_dict())], env=env)
+    try:
+        deadline = time.monotonic() + 120
+        killed = False
+        while time.monotonic() < deadline and proc.poll() is None:
+            events = read_events(run_dir / "events.jsonl")
+            # kill inside cycle 2, once it has admitted an operator (mid-refill)
+            if any(e["event"] == "admitted" and e.get("cycle") == 2 for e in events):
+                proc.send_signal(signal.SIGKILL)
+                killed = True
+                break
+            time.sleep(0.01)
+        proc.wait(30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert killed, "the run ended before it could be killed mid-cycle"
+    assert _state(run_dir)["cycle"] == 1
+    with pytest.raises(RunDirectoryError, match="already holds a run"):
+        Evolution.start(run_dir, cfg, llm_config(server))
+
+    resumed = Evolution.resume(run_dir, llm_config(server)).run()
+    assert _state(run_dir) == _state(tmp_path / "ref")
+    assert resumed.best_score == reference.best_score
+    assert [m.source for m in resumed.destroy] == [m.source for m in reference.destroy]
+    assert _comparable(read_events(run_dir / "events.jsonl")) == \
+        _comparable(read_events(tmp_path / "ref" / "events.jsonl"))
+    abandoned = read_events(run_dir / "events.abandoned.jsonl")
+    assert any(e["event"] == "admitted" and e["cycle"] == 2 for e in abandoned)
+    assert sum(e["event"] == "resumed" for e in read_events(run_dir / "events.jsonl")) == 1
+
+
+def test_a_run_directory_is_locked_while_in_use(server, tmp_path):
+    evo = Evolution.start(tmp_path / "run", small_config("tsp"), llm_config(server))
+    try:
+        with pytest.raises(RunDirectoryError, match="in use"):
+            Evolution.resume(tmp_path / "run", llm_config(server))
+    finally:
+        evo.rundir.close()
+    with pytest.raises(RunDirectoryError, match="not a glns evolution run"):
+        Evolution.resume(tmp_path / "nothing", llm_config(server))
+
+
+def test_llm_failures_abort_cleanly_and_the_run_resumes(server, tmp_path):
+    cfg = small_config("tsp", seed=2, generations=4)
+    # HTTP 400 is not retried: every request fails, three in a row abort the run
+    evo = Evolution.start(tmp_path / "run", cfg, llm_config(server, "offline:fail=400x1000"))
+    with pytest.raises(EvolutionAborted, match="failed 3 times in a row.*--resume"):
+        evo.run()
+    events = read_events(tmp_path / "run" / "events.jsonl")
+    assert [e["ok"] for e in events if e["event"] == "llm_call"] == [False] * 3
+    assert "HTTP 400" in events[-1]["error"] if events[-1]["event"] == "llm_call" else True
+    # a transient outage (two 503s) is absorbed by the client's retries
+    result = Evolution.resume(tmp_path / "run", llm_config(server, "offline:fail=503x2")).run()
+    assert len(result.history) == 2
+    calls = [e for e in read_events(tmp_path / "run" / "events.jsonl") if e["event"] == "llm_call"]
+    assert calls[0]["ok"] and calls[0]["record"]["attempts"] == 3
+
+
+def test_ablation_no_joint_crossover_and_adaptive_switch(server, tmp_path):
+    cfg = small_config("cvrp", seed=4, generations=6, no_joint=True, adaptive=False, sigma="flat")
+    result = Evolution.start(tmp_path / "run", cfg, llm_config(server)).run()
+    events = read_events(tmp_path / "run" / "events.jsonl")
+    strategies = {e["strategy"] for e in events if e["event"] == "strategy"}
+    assert strategies and "joint" not in strategies
+    assert "c2" not in {e["action"] for e in events if e["event"] == "admitted"}
+    assert json.loads((tmp_path / "run" / "config.json").read_text())["evolution"]["sigma"] == "flat"
+    assert len(result.history) == 3
