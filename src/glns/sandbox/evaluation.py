@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import types
 from dataclasses import dataclass
 from typing import Any, Sequence
 
@@ -179,8 +180,17 @@ def evaluate(instances: Sequence[Problem], destroy: Sequence[Any], repair: Seque
     (default: ``iterations * 2 * op_timeout + 10``, what a run whose every call hits the
     per-call limit needs). pool: the sandbox (default: a temporary pool with all cores).
 
+    destroy may also be a module exported by a G-LNS run, as in ``glns.solve``.
+
     Returns one :class:`RunOutcome` per instance, in order; a failed run never raises.
     """
+    if isinstance(destroy, types.ModuleType):
+        from glns.solve import module_operators
+
+        # every instance must suit the module; with none, nothing to check beyond its attributes
+        kinds = {p.kind for p in instances if isinstance(p, Problem)}
+        kinds = sorted(kinds) or [str(getattr(destroy, "PROBLEM", "")).lower()]
+        destroy, repair = [module_operators(destroy, repair, kind) for kind in kinds][0]
     if isinstance(destroy, (str, Operator, PythonSource)):
         destroy = [destroy]
     if isinstance(repair, (str, Operator, PythonSource)):
