@@ -73,13 +73,10 @@ def test_every_bad_answer_is_stopped_for_its_reason(server, pool):
     assert sum(v is None for v in verdicts.values()) == 4   # forbidden_import runs harmlessly
 
 
-@pytest.mark.parametrize("case", ["raises", "duplicate_nodes", "wrong_types", "ignores_capacity",
-                                  "infinite_loop", "swallowing_loop", "memory_hog",
-                                  "mutates_problem_data", "wrong_signature"])
-def test_bad_operators_that_reach_the_evaluation_only_score_sigma4(case, server, tmp_path):
+def _episode_with_bad_destroy(case: str, server, tmp_path, iterations: int) -> tuple[dict, EvolutionConfig]:
     """Bypassing the filter, a bad destroy operator runs in an episode next to the seeds."""
     cfg = EvolutionConfig(problem="cvrp", generations=1, episodes_per_cycle=1, train_count=2,
-                          train_size=15, iterations=12, workers=2, op_timeout=0.3)
+                          train_size=15, iterations=iterations, workers=2, op_timeout=0.3)
     llm = LLMConfig(base_url=server.base_url, model="offline")
     evo = Evolution.start(tmp_path / "run", cfg, llm)
     d, r = seed_members("cvrp")
@@ -93,7 +90,15 @@ def test_bad_operators_that_reach_the_evaluation_only_score_sigma4(case, server,
         evo._checkpoint()
     finally:
         evo.rundir.close()
-    episode = [e for e in read_events(tmp_path / "run" / "events.jsonl") if e["event"] == "episode"][-1]
+    state = json.loads((tmp_path / "run" / "checkpoint.json").read_text())
+    assert state["episodes"] == 1 and state["destroy"] == ["d0", "d1", "d9"]
+    return [e for e in read_events(tmp_path / "run" / "events.jsonl") if e["event"] == "episode"][-1], cfg
+
+
+@pytest.mark.parametrize("case", ["raises", "duplicate_nodes", "wrong_types", "ignores_capacity",
+                                  "infinite_loop", "memory_hog", "mutates_problem_data"])
+def test_bad_operators_that_reach_the_evaluation_only_score_sigma4(case, server, tmp_path):
+    episode, cfg = _episode_with_bad_destroy(case, server, tmp_path, iterations=12)
     ok_runs = cfg.train_count - len(episode["failed_runs"])
     if case in ("mutates_problem_data",):
         # valid answers from private copies: an ordinary operator for the core
@@ -106,5 +111,19 @@ def test_bad_operators_that_reach_the_evaluation_only_score_sigma4(case, server,
     # the good operators were unaffected in every run that finished
     assert ok_runs >= 1 and episode["mean_cost"] is not None
     assert episode["failures"]["d0"] == 0 and episode["failures"]["r0"] == 0
-    state = json.loads((tmp_path / "run" / "checkpoint.json").read_text())
-    assert state["episodes"] == 1 and [m for m in state["destroy"]] == ["d0", "d1", "d9"]
+
+
+def test_code_that_defeats_the_call_limit_costs_only_its_runs(server, tmp_path):
+    """An endless loop that swallows the timer's exception: only killing the worker stops it.
+    Its runs are lost (logged as failed runs, scoring nothing); the controller goes on."""
+    episode, cfg = _episode_with_bad_destroy("swallowing_loop", server, tmp_path, iterations=2)
+    assert [r["status"] for r in episode["failed_runs"]] in (["timeout"] * 2, ["timeout"])
+    assert all("killed" in r["error"] for r in episode["failed_runs"])
+
+
+def test_an_operator_that_cannot_load_fails_its_runs_with_the_reason(server, tmp_path):
+    """(The filter never admits one; evaluate reports the run as an error naming it.)"""
+    episode, cfg = _episode_with_bad_destroy("wrong_signature", server, tmp_path, iterations=5)
+    assert [r["status"] for r in episode["failed_runs"]] == ["error"] * cfg.train_count
+    assert all("destroy operator 2" in r["error"] and "3 positional" in r["error"]
+               for r in episode["failed_runs"])

@@ -79,8 +79,10 @@ def _cmd_evolve(args: argparse.Namespace) -> int:
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
-    quiet_progress = (lambda line: line.startswith(("cycle", "warning")) and progress(line)) \
-        if args.quiet else progress
+    def quiet_progress(line: str) -> None:   # -q: no per-episode lines
+        if not (args.quiet and line.startswith("cycle") and " episode " in line):
+            progress(line)
+
     meta = None
     if args.resume:
         meta = RunDirectory(Path(args.resume)).read_config() if (Path(args.resume) / "config.json").is_file() else None
@@ -161,7 +163,7 @@ def _add_evolve_parser(sub: argparse._SubParsersAction) -> None:
     pop.add_argument("--validation-count", type=int, help="validation instances (64)")
     pop.add_argument("--validation-size", type=int, help="their size (50)")
     pop.add_argument("--validation-iterations", type=int, help="iterations per validation run (500)")
-    pop.add_argument("--validation-pairs", type=int, help="pairs validated per cycle (2)")
+    pop.add_argument("--validation-pairs", type=int, help="pairs validated per cycle (1)")
     pop.add_argument("--instances", choices=["generated", "paper"], help="generated (default) or the paper's splits")
     pop.add_argument("--mix", help="strategy shares mutation,homogeneous,joint (0.5,0.4,0.1)")
     pop.add_argument("--pair-choice", choices=["roulette", "max"], help="joint-crossover pair from S")

@@ -57,7 +57,7 @@ class EvolutionConfig:
     validation_size: int = 50
     validation_iterations: int = 500
     validation_seed: int = 30000
-    validation_pairs: int = 2
+    validation_pairs: int = 1
     instances: str = "generated"
     mix: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_MIX))
     no_mutation: bool = False

@@ -13,19 +13,18 @@ a function called ``destroy``, so pasting them into one namespace would break th
 from __future__ import annotations
 
 import ast
-import contextlib
 import importlib.util
 import itertools
 import json
 import os
 import pprint
 import re
-import tempfile
 import types
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from glns.evolution.population import Member
+from glns.evolution.rundir import atomic_write
 
 __all__ = ["module_text", "export_module", "load_module", "string_literal", "atomic_write"]
 
@@ -199,28 +198,6 @@ def module_text(destroy: Sequence[Member], repair: Sequence[Member],
     return text
 
 
-def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
-    """Write `data` (str: UTF-8, newlines kept as they are) to `path` atomically: a temporary
-    file in the same directory, flushed to disk, then renamed over `path`. A reader (or a run
-    killed meanwhile) sees the old file or the new one, never a torn one."""
-    path = Path(path)
-    payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(payload)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-    _fsync_dir(path.parent)
-    return path
-
-
 def export_module(path: str | os.PathLike, destroy: Sequence[Member], repair: Sequence[Member],
                   best: tuple[Member, Member] | None, meta: Mapping[str, Any]) -> Path:
     """Write :func:`module_text` to `path` atomically (see :func:`atomic_write`); returns the
@@ -242,17 +219,3 @@ def load_module(path: str | os.PathLike) -> types.ModuleType:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
-
-
-def _fsync_dir(directory: Path) -> None:
-    """Make the rename durable (POSIX); silently skipped where directories cannot be opened."""
-    try:
-        fd = os.open(directory, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)

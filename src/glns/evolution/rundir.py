@@ -21,15 +21,17 @@ A lock file keeps two processes from writing one directory.
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import json
 import math
 import os
+import tempfile
 import time
 from pathlib import Path
 from typing import Any, Mapping
 
-__all__ = ["RunDirectory", "RunDirectoryError", "atomic_write_text", "atomic_write_json"]
+__all__ = ["RunDirectory", "RunDirectoryError", "atomic_write", "atomic_write_json"]
 
 
 class RunDirectoryError(RuntimeError):
@@ -61,9 +63,10 @@ def dumps(value: Any, indent: int | None = None) -> str:
                       allow_nan=False)
 
 
-def _fsync_dir(path: Path) -> None:
+def _fsync_dir(directory: Path) -> None:
+    """Make the rename durable (POSIX); silently skipped where directories cannot be opened."""
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(directory, os.O_RDONLY)
     except OSError:
         return
     try:
@@ -74,21 +77,30 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def atomic_write_text(path: str | os.PathLike, text: str) -> Path:
-    """Write text so that readers see the old file or the new one, never a mix."""
+def atomic_write(path: str | os.PathLike, data: str | bytes) -> Path:
+    """Write `data` (str: UTF-8, newlines kept as they are) to `path` atomically: a temporary
+    file in the same directory, flushed to disk, then renamed over `path`. A reader (or a run
+    killed meanwhile) sees the old file or the new one, never a torn one."""
     path = Path(path)
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
+    payload = data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(payload)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
     _fsync_dir(path.parent)
     return path
 
 
 def atomic_write_json(path: str | os.PathLike, value: Any) -> Path:
-    return atomic_write_text(path, dumps(value, indent=1) + "\n")
+    return atomic_write(path, dumps(value, indent=1) + "\n")
 
 
 class RunDirectory:
@@ -203,7 +215,7 @@ class RunDirectory:
         atomic_write_json(self.path / "populations" / f"cycle_{cycle:03d}.json", data)
 
     def write_operator(self, member_id: str, text: str) -> Path:
-        return atomic_write_text(self.path / "operators" / f"{member_id}.py", text)
+        return atomic_write(self.path / "operators" / f"{member_id}.py", text)
 
     # ------------------------------------------------------------------ reading
     def read_config(self) -> dict[str, Any]:

@@ -1,0 +1,58 @@
+"""`glns evolve`: an offline run from the command line, extending it with --resume, and errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+SMALL = ["--problem", "tsp", "--episodes-per-cycle", "2", "--train-count", "3", "--train-size", "20",
+         "--iterations", "20", "--validation-count", "3", "--validation-size", "20",
+         "--validation-iterations", "40", "--workers", "2", "--seed", "1"]
+
+
+def _glns(*args: str, env_extra: dict | None = None) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GLNS_LLM", "OPENAI"))}
+    env.update(env_extra or {})
+    return subprocess.run([sys.executable, "-m", "glns", "evolve", *args], capture_output=True,
+                          text=True, timeout=600, env=env)
+
+
+def test_offline_run_then_extend_with_resume(tmp_path):
+    run = tmp_path / "run"
+    out = _glns("--offline", "--generations", "4", "--run-dir", str(run), "--no-homogeneous-crossover",
+                "--sigma", "aggressive", *SMALL)
+    assert out.returncode == 0, out.stderr
+    assert "offline test LLM at http://127.0.0.1:" in out.stderr
+    assert "cycle 2/2 done: episodes 4/4" in out.stderr and "episode 3/4" in out.stderr
+    assert "Best pair" in out.stdout and "best_operators.py" in out.stdout
+    for name in ("checkpoint.json", "events.jsonl", "summary.txt", "convergence.png", "best_operators.py"):
+        assert (run / name).stat().st_size > 0, name
+    cfg = json.loads((run / "config.json").read_text())
+    assert cfg["evolution"]["sigma"] == "aggressive" and cfg["evolution"]["no_homogeneous"]
+    assert cfg["llm"]["offline"] and "api_key" not in cfg["llm"]
+
+    more = _glns("--resume", str(run), "--generations", "6", "-q")
+    assert more.returncode == 0, more.stderr
+    assert "cycle 3/3 done: episodes 6/6" in more.stderr and "episode 5/6" not in more.stderr
+    state = json.loads((run / "checkpoint.json").read_text())
+    assert state["cycle"] == 3 and state["episodes"] == 6 and len(state["history"]) == 3
+
+    shrink = _glns("--resume", str(run), "--generations", "2")
+    assert shrink.returncode == 2 and "would shrink it" in shrink.stderr
+
+
+def test_errors_are_precise(tmp_path):
+    out = _glns("--generations", "2", "--run-dir", str(tmp_path / "x"))
+    assert out.returncode == 2
+    assert "base URL not set" in out.stderr and "--offline" in out.stderr
+    out = _glns("--resume", str(tmp_path / "missing"))
+    assert out.returncode == 2 and "not a glns evolution run" in out.stderr
+    out = _glns("--offline", "--mix", "1,2", "--run-dir", str(tmp_path / "y"))
+    assert out.returncode == 2 and "--mix needs three numbers" in out.stderr
+    out = _glns("--offline", "--no-mutation", "--no-homogeneous-crossover", "--no-joint-crossover",
+                "--run-dir", str(tmp_path / "z"))
+    assert out.returncode == 2 and "keep at least one" in out.stderr
