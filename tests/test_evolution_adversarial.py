@@ -23,7 +23,7 @@ from glns.sandbox import CheckConfig, WorkerPool
 STOPPED_BY = {"parse": "parse", "compile": "syntax", "signature": "signature",
               "timeout": "timeout", "kill": "timeout", "exception": "exception",
               "invalid": "output", "memory": "memory"}
-HARMLESS = {"mutates_problem_data": "mutation", "forbidden_import": None}
+HARMLESS = {"mutates_problem_data": "mutation", "forbidden_import": "forbidden"}
 
 CHECK = CheckConfig(sizes=(10, 20), instances_per_size=1, growth_n=100, call_timeout=1.0,
                     kill_grace=0.5)
@@ -70,7 +70,7 @@ def test_every_bad_answer_is_stopped_for_its_reason(server, pool):
             log.clear()
     # 15 cases on CVRP and 14 on TSP (no capacity there), each for destroy and repair
     assert len(verdicts) == 58
-    assert sum(v is None for v in verdicts.values()) == 4   # forbidden_import runs harmlessly
+    assert all(v is not None for v in verdicts.values())   # nothing bad is admitted
 
 
 def _episode_with_bad_destroy(case: str, server, tmp_path, iterations: int) -> tuple[dict, EvolutionConfig]:
@@ -127,3 +127,26 @@ def test_an_operator_that_cannot_load_fails_its_runs_with_the_reason(server, tmp
     assert [r["status"] for r in episode["failed_runs"]] == ["error"] * cfg.train_count
     assert all("destroy operator 2" in r["error"] and "3 positional" in r["error"]
                for r in episode["failed_runs"])
+
+
+def test_a_run_that_only_gets_bad_answers_survives_with_an_intact_directory(server, tmp_path):
+    cfg = EvolutionConfig(problem="cvrp", generations=4, episodes_per_cycle=2, population=3, prune=1,
+                          train_count=2, train_size=15, iterations=20, validation_count=2,
+                          validation_size=15, validation_iterations=30, max_attempts=1, workers=2,
+                          seed=8, check=CHECK)
+    llm = LLMConfig(base_url=server.base_url, model="offline:bad", max_retries=0, timeout=30)
+    result = Evolution.start(tmp_path / "run", cfg, llm).run()
+    run = tmp_path / "run"
+    lines = (run / "events.jsonl").read_text().splitlines()
+    events = [json.loads(line) for line in lines]          # every line is whole JSON
+    rejected = [e for e in events if e["event"] == "rejected"]
+    admitted = [e for e in events if e["event"] == "admitted"]
+    assert {e["action"] for e in admitted} == {"seed"} and len(rejected) >= 6
+    assert len({e["check"] for e in rejected}) >= 3        # various reasons, each reported
+    assert any(e["event"] == "population_short" for e in events)
+    state = json.loads((run / "checkpoint.json").read_text())
+    assert state["counters"]["rejected"] == len(rejected) and state["counters"]["admitted"] == 0
+    for f in (run / "populations").iterdir():
+        json.loads(f.read_text())
+    assert result.best_destroy is not None and result.best_destroy.action == "seed"
+    assert len(result.history) == 2

@@ -21,6 +21,8 @@ MEMORY_MB = 384
 #: small limits keep the suite fast; kill_grace is the wait before SIGKILL
 FAST = CheckConfig(sizes=(10, 20, 50), instances_per_size=1, call_timeout=0.5,
                    growth_n=200, growth_timeout=0.5, kill_grace=0.5)
+#: without the static import policy: these tests show what the process sandbox itself contains
+RUNTIME = CheckConfig(**{**FAST.__dict__, "allowed_imports": None})
 SEED_SOURCES = {"tsp": inspect.getsource(tsp_seeds), "cvrp": inspect.getsource(vrp_seeds),
                 "ovrp": inspect.getsource(vrp_seeds)}
 
@@ -138,7 +140,8 @@ def test_worker_left_with_threads_is_replaced(pool):
             return partial + removed
     """
     before = pool.restarts
-    adm = check(pool, code, "repair", "tsp", config=CheckConfig(sizes=(10,), growth_n=None))
+    adm = check(pool, code, "repair", "tsp",
+                config=CheckConfig(sizes=(10,), growth_n=None, allowed_imports=None))
     assert adm.ok
     assert pool.restarts == before + 2     # instances_per_size=2 calls, each leaves a thread
 
@@ -384,7 +387,7 @@ def test_an_operator_that_blocks_the_interrupt_is_killed(pool):
                 pass
     """
     before = pool.restarts
-    adm = check(pool, code, "repair", "tsp")
+    adm = check(pool, code, "repair", "tsp", config=RUNTIME)
     rejected(adm, "timeout", "timed out after 0.5 s on the n=10 TSP instance", "process was killed")
     assert pool.restarts == before + 1
     assert check_operator(SEED_SOURCES["tsp"], "repair", "tsp", pool=pool, config=FAST,
@@ -410,7 +413,7 @@ def test_rejects_a_memory_hog(pool):
 
 def test_rejects_a_crash_of_the_process(pool):
     code = "import ctypes\ndef destroy(x, k, d):\n    ctypes.string_at(0)\n    return [], x\n"
-    rejected(check(pool, code, "destroy"), "crash", "SIGSEGV", "n=10 CVRP")
+    rejected(check(pool, code, "destroy", config=RUNTIME), "crash", "SIGSEGV", "n=10 CVRP")
 
 
 @pytest.mark.parametrize("body,fragment", [
@@ -561,3 +564,23 @@ def test_evaluate_validates_its_arguments(pool):
                  ["greedy_insertion"], pool=pool)
     with pytest.raises(ValueError, match="seeds"):
         evaluate(inst, ["random_removal"], ["greedy_insertion"], pool=pool, seeds=[1, 2])
+
+
+def test_policy_rejects_forbidden_imports_and_escape_hatches(pool):
+    from glns.sandbox.policy import policy_violation
+
+    ok = "import numpy as np\nfrom collections import deque\ndef destroy(x, k, p):\n    return [], list(x)\n"
+    assert policy_violation(ok) is None
+    assert "imports 'os' (line 1)" in policy_violation("import os\n")
+    assert "imports from 'subprocess'" in policy_violation("from subprocess import run\n")
+    assert "imports from '.'" in policy_violation("from . import x\n")
+    assert "'__import__' (line 2)" in policy_violation("x = 1\ny = __import__('os')\n")
+    assert "'open'" in policy_violation("def f():\n    return open('/etc/passwd').read()\n")
+    assert "'.__subclasses__'" in policy_violation("z = ().__class__.__base__.__subclasses__()\n")
+    assert policy_violation("def broken(:\n") is None          # left to the syntax check
+    src = "import os\ndef destroy(x, k, p):\n    os.system('true')\n    return [x[0]], list(x[1:])\n"
+    verdict = check_operator(src, "destroy", "tsp", pool=pool)
+    assert not verdict.ok and verdict.check == "forbidden" and "imports 'os'" in verdict.error
+    relaxed = check_operator(src, "destroy", "tsp", pool=pool,
+                             config=CheckConfig(allowed_imports=None, growth_n=None))
+    assert relaxed.ok

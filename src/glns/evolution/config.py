@@ -142,6 +142,8 @@ class EvolutionConfig:
         if check is not None:
             check = dict(check)
             check["sizes"] = tuple(check.get("sizes", CheckConfig.sizes))
+            if check.get("allowed_imports") is not None:
+                check["allowed_imports"] = tuple(check["allowed_imports"])
             d["check"] = CheckConfig(**check)
         known = {f.name for f in dataclasses.fields(cls)}
         unknown = set(d) - known

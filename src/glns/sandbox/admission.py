@@ -34,6 +34,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from glns.sandbox.policy import ALLOWED_IMPORTS, policy_violation
 from glns.sandbox.pool import TaskResult, WorkerPool
 
 __all__ = ["CheckConfig", "Admission", "CheckRequest", "check_operator", "check_operators"]
@@ -52,6 +53,8 @@ class CheckConfig:
     kill_grace: extra seconds before the worker is killed when the operator ignores the
     in-process time limit. destroy_fraction: destroy_cnt = max(1, floor(fraction * n)).
     capacity: vehicle capacity of the VRP instances. allow_input_mutation: see the module doc.
+    allowed_imports: modules the code may import; with the names of
+    ``glns.sandbox.policy.FORBIDDEN_NAMES`` checked before the code runs (None: no such check).
     """
 
     sizes: tuple[int, ...] = (10, 20, 50)
@@ -64,6 +67,7 @@ class CheckConfig:
     capacity: int = 50
     seed: int = 7001
     allow_input_mutation: bool = True
+    allowed_imports: tuple[str, ...] | None = ALLOWED_IMPORTS
 
     def __post_init__(self) -> None:
         if not self.sizes or any(int(n) != n or n < 2 for n in self.sizes):
@@ -83,7 +87,7 @@ class CheckConfig:
 class Admission:
     """The verdict of :func:`check_operator`.
 
-    ok: the operator may be used. check: the failed check ("syntax", "load", "signature",
+    ok: the operator may be used. check: the failed check ("forbidden", "syntax", "load", "signature",
     "exception", "output", "mutation", "timeout", "memory", "crash", "growth", "internal"),
     None when ok. error: a precise message for the LLM, None when ok. size: the instance size
     the failure happened on, if any. timings: the slowest call per instance size (seconds,
@@ -467,6 +471,12 @@ def check_operators(requests: Sequence[CheckRequest], *, pool: WorkerPool | None
         with WorkerPool(workers=min(len(reqs), os.cpu_count() or 1) or 1) as own:
             return check_operators(reqs, pool=own, config=cfg)
     states = [_Progress(r, cfg) for r in reqs]
+    if cfg.allowed_imports is not None:
+        for st in states:
+            why = policy_violation(st.req.source, tuple(cfg.allowed_imports)) \
+                if isinstance(st.req.source, str) else None
+            if why:
+                st.finish(ok=False, check="forbidden", error=f"the code {why}")
     while True:
         active = [st for st in states if st.verdict is None]
         if not active:
