@@ -41,6 +41,10 @@ def test_offline_run_then_extend_with_resume(tmp_path):
     state = json.loads((run / "checkpoint.json").read_text())
     assert state["cycle"] == 3 and state["episodes"] == 6 and len(state["history"]) == 3
 
+    again = _glns("--resume", str(run), "-q")      # keeps the extended budget: nothing to do
+    assert again.returncode == 0 and "cycle" not in again.stderr.replace("cycle best", "")
+    assert json.loads((run / "checkpoint.json").read_text())["episodes"] == 6
+
     shrink = _glns("--resume", str(run), "--generations", "2")
     assert shrink.returncode == 2 and "would shrink it" in shrink.stderr
 

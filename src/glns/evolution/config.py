@@ -38,7 +38,8 @@ class EvolutionConfig:
     native_seeds: run the seed operators natively (their Python sources are still the LLM's
         examples); default False, as the paper's seeds are Python.
     max_attempts: LLM answers per requested operator (the first and its regenerations with the
-        error fed back). op_timeout: seconds one operator call may take in the evaluation.
+        error fed back). op_timeout: seconds one operator call may take, in the pre-evaluation
+        filter (overriding ``check.call_timeout``) and in the episodes alike.
     workers: evaluation processes (None: all cores). memory_mb: their memory limit.
     seed: the run's master seed (instances of the solver runs, strategy draws, LLM seeds).
     temperature: the LLM's sampling temperature (None: the LLM configuration's).

@@ -114,8 +114,9 @@ class Evolution:
         self.client = client if client is not None else LLMClient(llm)
         self.params = config.solve_params()
         sizes = set(config.check.sizes) | {config.train_size, config.validation_size}
+        # admitted operators run in the episodes with the per-call limit they were checked with
         self.check = dataclasses.replace(config.check, sizes=tuple(sorted(sizes)),
-                                         call_timeout=max(config.check.call_timeout, config.op_timeout))
+                                         call_timeout=config.op_timeout)
         # state (checkpointed)
         self.cycle = 0
         self.episodes = 0
@@ -159,10 +160,12 @@ class Evolution:
         try:
             meta = rd.read_config()
             cfg = EvolutionConfig.from_dict(meta["evolution"])
+            state = rd.read_checkpoint()
+            if generations is None and state is not None:
+                generations = state.get("generations")   # an extension given to an earlier resume
             if generations is not None:
                 cfg = dataclasses.replace(cfg, generations=int(generations))
             evo = cls(rd, cfg, llm, **kwargs)
-            state = rd.read_checkpoint()
             if state is not None:
                 evo._load(state)
                 if generations is not None and generations < evo.episodes:
