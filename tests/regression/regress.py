@@ -44,7 +44,7 @@ from glns.operators.seeds import BY_PROBLEM
 #: where the stored ratios and objectives live (rewritten by tools/refresh_regression_baseline.py)
 BASELINE_PATH = Path(__file__).with_name("baseline.json")
 #: a workload fails when its normalised ratio exceeds baseline * THRESHOLD (twice in a row).
-#: 1.8: measured noise on a loaded 2-core machine is within about +-10 % (bench/README.md), the
+#: 1.8: measured noise on a loaded 2-core machine is within about +-7 % (bench/README.md), the
 #: rest is room for a different CI machine; a 2x slowdown of the measured code exceeds it.
 THRESHOLD = 1.8
 #: interleaved (calibration, workload) pairs per measurement; the median of their ratios counts
