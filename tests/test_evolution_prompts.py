@@ -275,3 +275,18 @@ def test_feedback_conversation_keeps_what_was_asked():
 def test_public_api():
     assert set(prompts.__all__) == {"SYSTEM_PROMPT", "task_description", "init_prompt", "mutation_prompt",
                                     "homogeneous_crossover_prompt", "joint_crossover_prompt", "feedback_prompt"}
+
+
+def test_prompts_quote_the_limits_the_run_enforces():
+    from glns.evolution.seeds import seed_members
+    from glns.sandbox import CheckConfig
+
+    d, r = seed_members("cvrp")
+    limits = CheckConfig(call_timeout=0.25, growth_n=400, growth_timeout=5.0)
+    for text in (prompts.init_prompt("cvrp", "destroy", d, limits=limits),
+                 prompts.mutation_prompt("cvrp", r[0], "m2", limits=limits),
+                 prompts.homogeneous_crossover_prompt("cvrp", d[0], d[1], limits=limits),
+                 prompts.joint_crossover_prompt("cvrp", d[0], r[0], limits=limits)):
+        assert "time limit (0.25 s;" in text and "n = 400 must finish within 5 s" in text
+    no_growth = prompts.task_description("tsp", CheckConfig(growth_n=None))
+    assert "must finish within" not in no_growth and "scale to n = 200" in no_growth

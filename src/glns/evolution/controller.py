@@ -305,7 +305,7 @@ class Evolution:
             budget = REQUESTS_PER_SLOT * max(0, self.cfg.population - len(pop))
             while len(pop) < self.cfg.population and budget > 0:
                 budget -= 1
-                prompt = prompts.init_prompt(self.cfg.problem, kind, list(pop))
+                prompt = prompts.init_prompt(self.cfg.problem, kind, list(pop), limits=self.check)
                 cand = self._generator.single(action, kind, prompt, [m.id for m in pop], c)
                 if cand is not None:
                     self._add(cand, action, [], c)
@@ -366,17 +366,17 @@ class Evolution:
             position = rng.randrange(len(ranked))
             parent = ranked[position]
             action = mutation_action(position, len(ranked), rng)
-            prompt = prompts.mutation_prompt(problem, parent, action)
+            prompt = prompts.mutation_prompt(problem, parent, action, limits=self.check)
             cand = self._generator.single(action, kind, prompt, [parent.id], c)
             return [self._add(cand, action, [parent.id], c)] if cand else []
         if strategy == "homogeneous":
             p1, p2 = homogeneous_parents(elite[kind], self.scores.fitness, rng)
-            prompt = prompts.homogeneous_crossover_prompt(problem, p1, p2)
+            prompt = prompts.homogeneous_crossover_prompt(problem, p1, p2, limits=self.check)
             cand = self._generator.single("c1", kind, prompt, [p1.id, p2.id], c)
             return [self._add(cand, "c1", [p1.id, p2.id], c)] if cand else []
         i, j = choose_pair(synergy, rng, cfg.pair_choice)
         d, r = elite["destroy"][i], elite["repair"][j]
-        prompt = prompts.joint_crossover_prompt(problem, d, r)
+        prompt = prompts.joint_crossover_prompt(problem, d, r, limits=self.check)
         pair = self._generator.joint(prompt, [d.id, r.id], c)
         if pair is None:
             return []

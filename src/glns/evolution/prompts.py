@@ -144,12 +144,14 @@ def _check_member(member: Member, kind: str | None, role: str) -> None:
                          f"{kind} operator")
 
 
-def task_description(problem: str) -> str:
+def task_description(problem: str, limits: CheckConfig | None = None) -> str:
     """The problem and the operator contract of SPEC §1/§3 for `problem` ("tsp"/"cvrp"/"ovrp").
 
     States the solution format and objective, both operator signatures, the ``problem_data``
     keys exactly as :meth:`glns.problems.Problem.problem_data` builds them, the validity rules,
-    the enforced time limits and the modules an operator may use.
+    the enforced time limits and the modules an operator may use. limits: the filter's
+    settings whose per-call limit and time-growth check are quoted (default ``CheckConfig()``
+    with the evaluation's default per-call limit).
     """
     problem = _check_problem(problem)
     nodes = _NODES[problem]
@@ -163,7 +165,10 @@ def task_description(problem: str) -> str:
         + (", no depot (0) in a route. Every route's total demand <= capacity. Empty routes "
            "are allowed and dropped." if vrp else ".")
     )
-    growth_n, growth_s = _CHECK.growth_n or 200, _CHECK.growth_timeout
+    check = limits if limits is not None else _CHECK
+    call_s = check.call_timeout if limits is not None else DEFAULT_OP_TIMEOUT
+    growth = (f" one call with n = {check.growth_n} must finish within {check.growth_timeout:g} s "
+              "or the operator is rejected.") if check.growth_n else ""
     return "\n".join([
         _PROBLEM_TEXT[problem],
         "",
@@ -179,10 +184,9 @@ def task_description(problem: str) -> str:
         "- Do not modify the inputs in place (copy x, partial or removed before changing them); "
         "problem_data and its arrays are read-only.",
         validity,
-        f"- Each call has an enforced time limit ({DEFAULT_OP_TIMEOUT:g} s; past it the call "
-        f"fails). Keep a call well under 0.1 s for n = 50 and the work at most about O(n^2): "
-        f"one call with n = {growth_n} must finish within {growth_s:g} s or the operator is "
-        "rejected.",
+        f"- Each call has an enforced time limit ({call_s:g} s; past it the call "
+        f"fails). Keep a call well under 0.1 s for n = 50 and the work at most about O(n^2):"
+        + (growth or " it must scale to n = 200."),
         "- Modules available without import: numpy as np, random, math, copy, itertools, heapq, "
         "collections. Import nothing else; no file, network or console I/O.",
     ])
@@ -222,13 +226,14 @@ def _requirements(items: Sequence[str]) -> str:
 
 
 def _assemble(problem: str, kind: str, background: str, context: Sequence[str],
-              requirements: Sequence[str]) -> str:
-    parts = [markers.marker_lines(problem, kind), background, task_description(problem),
+              requirements: Sequence[str], limits: CheckConfig | None = None) -> str:
+    parts = [markers.marker_lines(problem, kind), background, task_description(problem, limits),
              *context, _requirements(requirements)]
     return "\n\n".join(parts) + "\n"
 
 
-def init_prompt(problem: str, kind: str, references: Sequence[Member]) -> str:
+def init_prompt(problem: str, kind: str, references: Sequence[Member], *,
+        limits: CheckConfig | None = None) -> str:
     """Action ``i1`` (kind "destroy") or ``i2`` (kind "repair"): a new operator of `kind`,
     strictly different from the reference operators (all of that kind), whose ideas and code
     are shown."""
@@ -258,10 +263,11 @@ def init_prompt(problem: str, kind: str, references: Sequence[Member]) -> str:
         "diversity to the population.",
         _write_rule(kind),
         _format_rule(kind),
-    ])
+    ], limits)
 
 
-def mutation_prompt(problem: str, parent: Member, action: str) -> str:
+def mutation_prompt(problem: str, parent: Member, action: str, *,
+        limits: CheckConfig | None = None) -> str:
     """Action ``m1`` (logic evolution) or ``m2`` (parameter calibration) of one parent operator:
     a refined operator of the parent's kind."""
     problem = _check_problem(problem)
@@ -278,10 +284,11 @@ def mutation_prompt(problem: str, parent: Member, action: str) -> str:
         "Refine the current operator strictly following the strategy.",
         _write_rule(kind),
         _format_rule(kind),
-    ])
+    ], limits)
 
 
-def homogeneous_crossover_prompt(problem: str, parent1: Member, parent2: Member) -> str:
+def homogeneous_crossover_prompt(problem: str, parent1: Member, parent2: Member, *,
+        limits: CheckConfig | None = None) -> str:
     """Action ``c1``: a new operator of ``parent2.kind`` with the structural form of parent 2
     (the base), inspired by the ideas of parent 1. Both parents must be of the same kind."""
     problem = _check_problem(problem)
@@ -301,10 +308,11 @@ def homogeneous_crossover_prompt(problem: str, parent1: Member, parent2: Member)
         "operator in a form similar to Parent 2 around them.",
         _write_rule(kind),
         _format_rule(kind),
-    ])
+    ], limits)
 
 
-def joint_crossover_prompt(problem: str, destroy: Member, repair: Member) -> str:
+def joint_crossover_prompt(problem: str, destroy: Member, repair: Member, *,
+        limits: CheckConfig | None = None) -> str:
     """Action ``c2``: the high-synergy pair (destroy, repair) evolved as one unit into a NEW
     destroy operator that creates specific structural defects and a NEW repair operator made to
     fix them; both functions in one code block (see :func:`glns.llm.parse_joint_answer`)."""
@@ -327,7 +335,7 @@ def joint_crossover_prompt(problem: str, destroy: Member, repair: Member) -> str
         "exactly " + _SIGNATURE["repair"] + ", as specified in the task description, in ONE "
         "code block.",
         _format_rule("joint"),
-    ])
+    ], limits)
 
 
 def feedback_prompt(kind: str, error: str, warnings: Sequence[str] = ()) -> str:
