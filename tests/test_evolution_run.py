@@ -65,7 +65,9 @@ def _state(run_dir: Path) -> dict:
 
 @pytest.mark.parametrize("problem", ["cvrp", "tsp"])
 def test_full_cycles_exercise_every_action(problem, server, tmp_path):
-    cfg = small_config(problem, seed=3)
+    # seed 1 draws every action in 3 refills on both problems (seeds 0, 2 and 5 do too; the
+    # draws depend on the prompt texts, through the offline LLM's answers)
+    cfg = small_config(problem, seed=1)
     lines = []
     result = Evolution.start(tmp_path / "run", cfg, llm_config(server), progress=lines.append).run()
 
