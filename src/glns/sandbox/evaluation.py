@@ -248,8 +248,9 @@ def evaluate(instances: Sequence[Problem], destroy: Sequence[Any], repair: Seque
     """Run ``glns.solve(instance, destroy, repair, ...)`` for every instance in sandbox workers.
 
     destroy, repair: lists of operators, each a native name, source code, a
-    :class:`PythonSource`, or an :class:`glns.operators.Operator` (native, or built with
-    ``from_source``). The sources are compiled only inside the workers. seeds: one per instance (default 0, 1, 2, ...).
+    :class:`PythonSource`, an import path ``"package.module:function"``, a module-level
+    function, or an :class:`glns.operators.Operator` (native, built with ``from_source``, or of
+    a module-level function). The sources are compiled only inside the workers. seeds: one per instance (default 0, 1, 2, ...).
     params: the solver parameters (default ``SolveParams()``); a missing op_timeout becomes
     ``DEFAULT_OP_TIMEOUT``. task_timeout: seconds after which a run's worker is killed
     (default: ``iterations * 2 * op_timeout + 10``, what a run whose every call hits the
