@@ -40,14 +40,15 @@ def fingerprint(r: glns.Result) -> tuple:
             r.initial_temperature)
 
 
-def segfault_source(n_nodes: int) -> str:
-    """A destroy that kills its process with SIGSEGV on instances with n_nodes rows."""
+def segfault_source(n_nodes: int, sig: str = "SIGSEGV") -> str:
+    """A destroy that kills its process with `sig` on instances with n_nodes rows (SIGKILL is
+    what the out-of-memory killer sends)."""
     return textwrap.dedent(f"""
         import os, random, signal
 
         def destroy(x, destroy_cnt, problem_data):
             if len(problem_data['distance_matrix']) == {n_nodes}:
-                os.kill(os.getpid(), signal.SIGSEGV)
+                os.kill(os.getpid(), signal.{sig})
             routes = [list(r) for r in x]
             k = random.randrange(len(routes))
             return [routes[k].pop()], [r for r in routes if r]
@@ -142,19 +143,22 @@ def test_default_operators_and_stopping_rules(pool2):
 # ============================================================================ failures
 
 
-def test_a_segfaulting_task_is_retried_and_reported_while_the_batch_completes(pool2):
+@pytest.mark.parametrize("sig", ["SIGSEGV", "SIGKILL"])
+def test_a_dying_task_is_retried_and_reported_while_the_batch_completes(pool2, sig):
     insts = [datasets.generate_cvrp(n, 1) for n in (10, 12, 11, 14)]
     before = pool2.restarts
-    out = solve_many(insts, [segfault_source(13)], "greedy_insertion", iterations=10,
+    out = solve_many(insts, [segfault_source(13, sig)], "greedy_insertion", iterations=10,
                      executor=pool2, errors="return")
     assert [type(r).__name__ for r in out] == ["Result", "TaskFailure", "Result", "Result"]
     fail = out[1]
-    assert fail.status == "died" and fail.attempts == 2 and "SIGSEGV" in fail.error
+    assert fail.status == "died" and fail.attempts == 2 and sig in fail.error
+    if sig == "SIGKILL":
+        assert "out-of-memory killer" in fail.error
     assert fail.instance == 1 and fail.seed == run_seed(0, 1)
     assert pool2.restarts == before + 2
     assert all(r.extra["attempts"] == 1 for r in out if isinstance(r, glns.Result))
     with pytest.raises(BatchError, match=r"1 of 4 tasks failed:\n  instance 1: died after 2") as info:
-        solve_many(insts, [segfault_source(13)], "greedy_insertion", iterations=10, executor=pool2)
+        solve_many(insts, [segfault_source(13, sig)], "greedy_insertion", iterations=10, executor=pool2)
     assert [fingerprint(r) for r in info.value.results if isinstance(r, glns.Result)] == \
         [fingerprint(r) for r in out if isinstance(r, glns.Result)]
     assert info.value.failures == [fail]
@@ -322,6 +326,14 @@ def test_ray_timeout_kills_the_actor(ray_executor):
     out = solve_many([datasets.generate_cvrp(8, 1)], [hang], "greedy_insertion", iterations=5,
                      executor=ray_executor, task_timeout=1.0, errors="return")
     assert out[0].status == "timeout" and out[0].attempts == 1
+
+
+def test_ray_refuses_more_workers_than_cpus(ray_executor):
+    with pytest.raises(ValueError, match="workers=3 but the Ray cluster has 2 CPUs"):
+        make_executor("ray", 3)
+    import ray
+
+    assert ray.is_initialized()   # the caller's runtime is left alone
 
 
 def test_evaluate_runs_on_ray(ray_executor, pool2):

@@ -60,31 +60,37 @@ def _first_line(exc: BaseException) -> str:
 class RayExecutor:
     """Ray actors running tasks; see the module doc. Use in a ``with`` block or call close().
 
-    workers: number of actors (default: the cluster's CPUs). address: connect with
-    ``ray.init(address=...)``; without it an already initialised runtime is used, else a local
-    one is started (and shut down by :meth:`close`).
+    workers: number of actors, at most the cluster's CPUs (default: all of them). address:
+    connect with ``ray.init(address=...)``; without it an already initialised runtime is used,
+    else a local one is started. A runtime started or connected here is shut down (the
+    connection closed) by :meth:`close`; one initialised by the caller is left alone.
     """
 
     def __init__(self, workers: int | None = None, address: str | None = None) -> None:
         ray = import_ray()
         self._ray = ray
         self._owns_runtime = False
+        self._actors: list[Any] = []
+        self._closed = False
+        if workers is not None and (int(workers) != workers or workers < 1):
+            raise ValueError(f"workers must be >= 1, got {workers}")
         if not ray.is_initialized():
             if address is not None:
                 ray.init(address=address)
             else:
                 ray.init(num_cpus=workers, include_dashboard=False, log_to_driver=False)
-                self._owns_runtime = True
+            self._owns_runtime = True   # close() shuts the local runtime down / disconnects
+        cpus = int(ray.cluster_resources().get("CPU", 0))
         if workers is None:
-            workers = max(1, int(ray.cluster_resources().get("CPU", 1)))
-        if int(workers) != workers or workers < 1:
-            raise ValueError(f"workers must be >= 1, got {workers}")
+            workers = max(1, cpus)
+        if workers > cpus:
+            # an actor needs one CPU: the ones beyond the cluster's would wait for ever
+            self.close()
+            raise ValueError(f"workers={workers} but the Ray cluster has {cpus} CPUs")
         self.workers = int(workers)
         # num_cpus=1: one actor per core; max_restarts=0: a dead actor is replaced by us, so its
         # task is reported (and retried by the caller) instead of silently re-run
         self._actor_cls = ray.remote(num_cpus=1, max_restarts=0)(_Worker)
-        self._actors: list[Any] = []
-        self._closed = False
         #: actors replaced after a death or a timeout, over the executor's life
         self.restarts = 0
 
