@@ -20,6 +20,7 @@ from glns.params import (
 from glns.problems import CVRP as CVRP, OVRP as OVRP, TSP as TSP, Problem as Problem
 from glns.result import OperatorStats as OperatorStats, Result as Result
 from glns.solve import solve as solve
+from glns.batch import BatchError as BatchError, solve_many as solve_many
 from glns import operators as operators
 
 __version__ = "0.1.0"

@@ -22,7 +22,6 @@ checkpoint continues exactly as if it had not been interrupted (with an endpoint
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import math
 import random
 import time
@@ -42,6 +41,7 @@ from glns.evolution.rundir import RunDirectory, RunDirectoryError
 from glns.evolution.seeds import seed_members
 from glns.llm import LLMClient, LLMConfig
 from glns.problems import Problem
+from glns.rng import run_seed
 from glns.sandbox import WorkerPool, evaluate
 
 __all__ = ["Evolution", "EvolutionResult", "EvolutionAborted", "training_instances",
@@ -50,12 +50,6 @@ __all__ = ["Evolution", "EvolutionResult", "EvolutionAborted", "training_instanc
 CHECKPOINT_VERSION = 1
 #: requests per empty slot before a refill gives up and the population stays short
 REQUESTS_PER_SLOT = 3
-
-
-def run_seed(master: int, *labels: Any) -> int:
-    """A solver seed derived from the master seed and labels (e.g. "train", episode, instance)."""
-    text = "|".join(str(x) for x in (master, *labels))
-    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest(), "big") >> 1
 
 
 def _instances(cfg: EvolutionConfig, split: str) -> list[Problem]:

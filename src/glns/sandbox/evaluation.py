@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib
+import importlib.util
+import re
 import types
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 
 from glns.exceptions import OperatorError
 from glns.operators import NATIVE_OPERATORS, Operator, native
@@ -24,6 +27,9 @@ from glns.params import SolveParams
 from glns.problems import Problem
 from glns.result import Result
 from glns.sandbox.pool import WorkerPool
+
+if TYPE_CHECKING:
+    from glns.batch.executors import Executor
 
 __all__ = ["RunOutcome", "PythonSource", "evaluate", "DEFAULT_OP_TIMEOUT"]
 
@@ -69,17 +75,60 @@ class PythonSource:
 
 # ============================================================================= wire format
 
+#: "package.module:function" (the function may be a dotted attribute path, e.g. "mod:Class.f")
+_IMPORT_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
+
+
+def _import_attribute(path: str) -> Any:
+    module, _, attrs = path.partition(":")
+    obj: Any = importlib.import_module(module)
+    for attr in attrs.split("."):
+        obj = getattr(obj, attr)
+    return obj
+
+
+def _import_wire(path: str, kind: str, index: int, name: str | None) -> tuple:
+    """The wire of an importable operator; checks in the caller that the module can be found."""
+    module = path.partition(":")[0]
+    try:
+        found = importlib.util.find_spec(module) is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise OperatorError(f"{kind} operator {index}: cannot import module {module!r} of {path!r}")
+    return ("import", path, name)
+
+
+def _callable_path(func: Any) -> str | None:
+    """"module:qualname" when func can be imported back by that path (module-level), else None."""
+    module, qualname = getattr(func, "__module__", None), getattr(func, "__qualname__", None)
+    if not module or not qualname or module == "__main__" or "<" in qualname:
+        return None
+    path = f"{module}:{qualname}"
+    try:
+        return path if _import_attribute(path) is func else None
+    except Exception:
+        return None
+
 
 def _operator_wire(spec: Any, kind: str, index: int) -> tuple:
-    """A picklable description of an operator; source code is never executed here."""
+    """A picklable description of an operator; source code is never executed here.
+
+    Wires: ("native", name, params, display name), ("python", source, function, display name)
+    (compiled in the worker) and ("import", "pkg.mod:function", display name) (imported there).
+    """
     if isinstance(spec, Operator):
         if spec.kind != kind:
             raise OperatorError(f"{kind} operator {index} ({spec.name!r}) is a {spec.kind} operator")
         if spec.is_native:
             return ("native", spec.native_name, tuple(spec.params), spec.name)
         if spec.source is None:
-            raise OperatorError(f"{kind} operator {index} ({spec.name!r}) has no source code; "
-                                "a sandbox worker needs the source (use operators.from_source)")
+            path = _callable_path(spec.func)
+            if path is not None:
+                return ("import", path, spec.name)
+            raise OperatorError(f"{kind} operator {index} ({spec.name!r}) has no source code and its "
+                                "function cannot be imported by name; a worker needs the source "
+                                "(use operators.from_source) or a module-level function")
         return ("python", spec.source, spec.func.__name__, spec.name)
     if isinstance(spec, PythonSource):
         return ("python", spec.source, spec.function, spec.name)
@@ -91,11 +140,22 @@ def _operator_wire(spec: Any, kind: str, index: int) -> tuple:
             return ("native", spec, op.params, spec)
         if "def " in spec:
             return ("python", spec, None, None)
+        if _IMPORT_PATH.match(spec):
+            return _import_wire(spec, kind, index, None)
         natives = sorted(n for n, v in NATIVE_OPERATORS.items() if v.kind == kind)
         raise OperatorError(f"{kind} operator {index}: unknown native operator {spec!r} "
-                            f"(native ones are {natives}) and no source code")
-    raise OperatorError(f"{kind} operator {index}: pass a native name, source code or an Operator "
-                        f"built from source, got {type(spec).__name__}")
+                            f"(native ones are {natives}), no source code and no import path "
+                            "'package.module:function'")
+    if callable(spec) and not isinstance(spec, type):
+        path = _callable_path(spec)
+        if path is not None:
+            return ("import", path, None)
+        raise OperatorError(f"{kind} operator {index}: {spec!r} cannot be imported by name in a "
+                            "worker (a lambda, a nested function or defined in __main__); pass "
+                            "its source code or a module-level function")
+    raise OperatorError(f"{kind} operator {index}: pass a native name, source code, an import path "
+                        f"'package.module:function' or an Operator built from source, got "
+                        f"{type(spec).__name__}")
 
 
 def _problem_wire(problem: Problem) -> tuple[str, tuple]:
@@ -138,11 +198,23 @@ def _build_problem(spec: tuple) -> Problem:
 
 
 def _build_operator(wire: tuple, kind: str, index: int) -> Operator:
-    from glns.operators import from_source
+    from glns.operators import from_callable, from_source
 
     if wire[0] == "native":
         _, native_name, params, name = wire
         return Operator(name=name, kind=kind, native_name=native_name, params=tuple(params))
+    if wire[0] == "import":
+        _, path, name = wire
+        try:
+            obj = _import_attribute(path)
+        except Exception as exc:
+            raise OperatorError(f"{kind} operator {index}: cannot import {path!r}: "
+                                f"{type(exc).__name__}: {exc}") from None
+        if isinstance(obj, Operator):
+            if obj.kind != kind:
+                raise OperatorError(f"{kind} operator {index}: {path!r} is a {obj.kind} operator")
+            return obj
+        return from_callable(obj, kind, name)
     _, source, function, name = wire
     try:
         return from_source(source, kind, name=name, function=function)
@@ -151,8 +223,10 @@ def _build_operator(wire: tuple, kind: str, index: int) -> Operator:
 
 
 def solve_task(problem_key: str, problem_spec: tuple, destroy: list[tuple], repair: list[tuple],
-               iterations: int, seed: int, params: SolveParams) -> Result:
-    """One glns.solve run (in a worker); instances and operators are cached by content."""
+               iterations: int | None, seed: int, params: SolveParams,
+               time_limit: float | None = None, no_improvement: int | None = None) -> Result:
+    """One glns.solve run (in a worker); instances and operators are cached by content, so a
+    worker builds each instance and compiles each operator once over its life."""
     from glns.solve import solve
 
     problem = _cached(_PROBLEMS, problem_key, lambda: _build_problem(problem_spec))
@@ -160,25 +234,29 @@ def solve_task(problem_key: str, problem_spec: tuple, destroy: list[tuple], repa
              for i, w in enumerate(destroy)]
     r_ops = [_cached(_OPERATORS, ("repair", w), lambda w=w, i=i: _build_operator(w, "repair", i))
              for i, w in enumerate(repair)]
-    return solve(problem, d_ops, r_ops, iterations=iterations, seed=seed, params=params)
+    return solve(problem, d_ops, r_ops, iterations=iterations, time_limit=time_limit,
+                 no_improvement=no_improvement, seed=seed, params=params)
 
 
 # ============================================================================= parent side
 
 
 def evaluate(instances: Sequence[Problem], destroy: Sequence[Any], repair: Sequence[Any], *,
-             pool: WorkerPool | None = None, iterations: int = 100,
+             pool: "Executor | None" = None, iterations: int = 100,
              seeds: Sequence[int] | None = None, params: SolveParams | None = None,
              task_timeout: float | None = None) -> list[RunOutcome]:
     """Run ``glns.solve(instance, destroy, repair, ...)`` for every instance in sandbox workers.
 
     destroy, repair: lists of operators, each a native name, source code, a
-    :class:`PythonSource`, or an :class:`glns.operators.Operator` (native, or built with
-    ``from_source``). The sources are compiled only inside the workers. seeds: one per instance (default 0, 1, 2, ...).
+    :class:`PythonSource`, an import path ``"package.module:function"``, a module-level
+    function, or an :class:`glns.operators.Operator` (native, built with ``from_source``, or of
+    a module-level function). The sources are compiled only inside the workers. seeds: one per instance (default 0, 1, 2, ...).
     params: the solver parameters (default ``SolveParams()``); a missing op_timeout becomes
     ``DEFAULT_OP_TIMEOUT``. task_timeout: seconds after which a run's worker is killed
     (default: ``iterations * 2 * op_timeout + 10``, what a run whose every call hits the
-    per-call limit needs). pool: the sandbox (default: a temporary pool with all cores).
+    per-call limit needs). pool: where the runs go, any :class:`glns.batch.Executor`: a
+    :class:`WorkerPool` (the sandbox; default: a temporary pool with all cores), or e.g.
+    ``glns.batch.make_executor("ray")`` to spread an evolution's episodes over a cluster.
 
     destroy may also be a module exported by a G-LNS run, as in ``glns.solve``.
 

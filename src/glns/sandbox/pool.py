@@ -222,13 +222,14 @@ class WorkerPool:
         """Run fn(*args) in a worker; kill the worker if it takes longer than `timeout` s."""
         return self.map(fn, [args], timeout=timeout)[0]
 
-    def map(self, fn: Callable, arg_tuples: Sequence[tuple], timeout: float | Sequence[float]
-            ) -> list[TaskResult]:
+    def map(self, fn: Callable, arg_tuples: Sequence[tuple], timeout: float | Sequence[float],
+            on_result: Callable[[int, TaskResult], None] | None = None) -> list[TaskResult]:
         """Run fn(*args) for each args in arg_tuples on all workers; results in input order.
 
         timeout: seconds per task (one value for all, or one per task), counted from the
         moment the task is handed to a worker. One killed or crashed task never affects the
-        others. Calls from several threads are served one after the other.
+        others. Calls from several threads are served one after the other. on_result(i,
+        result) is called in this thread as soon as task i has its result (e.g. progress).
         """
         tasks = [tuple(a) for a in arg_tuples]
         limits = [float(timeout)] * len(tasks) if isinstance(timeout, (int, float)) \
@@ -240,9 +241,10 @@ class WorkerPool:
         if not tasks:
             return []
         with self._lock:
-            return self._map(fn, tasks, limits)
+            return self._map(fn, tasks, limits, on_result)
 
-    def _map(self, fn: Callable, tasks: list[tuple], limits: list[float]) -> list[TaskResult]:
+    def _map(self, fn: Callable, tasks: list[tuple], limits: list[float],
+             on_result: Callable[[int, TaskResult], None] | None = None) -> list[TaskResult]:
         results: list[TaskResult | None] = [None] * len(tasks)
         self._ensure_workers()
         queue = list(range(len(tasks)))[::-1]   # pop() from the end takes tasks in input order
@@ -254,6 +256,8 @@ class WorkerPool:
                         i = queue.pop()
                         if self._hand_out(slot, i, fn, tasks[i], limits[i], results):
                             busy.append(slot)
+                        elif on_result is not None:
+                            on_result(i, results[i])
                 if not busy:
                     continue
                 wait_for = max(0.0, min(s.deadline for s in busy) - time.monotonic())
@@ -272,6 +276,8 @@ class WorkerPool:
                         continue
                     slot.task = None
                     busy.remove(slot)
+                    if on_result is not None:
+                        on_result(i, results[i])
         except BaseException:
             # interrupted (Ctrl-C) or failed: do not leave workers busy with stale tasks
             for slot in busy:

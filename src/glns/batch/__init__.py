@@ -1,0 +1,23 @@
+"""Batch solving: :func:`solve_many` and the executors it runs on (serial, process, Ray).
+
+>>> results = glns.solve_many(instances, "random_removal", "greedy_insertion",   # doctest: +SKIP
+...                           iterations=500, seed=1, backend="process")
+
+See :mod:`glns.batch.executors` for the backends and :mod:`glns.batch.solve_many` for the
+decisions (seeds, failures, retries).
+"""
+
+from glns.batch.executors import (
+    BACKENDS as BACKENDS,
+    Executor as Executor,
+    SerialExecutor as SerialExecutor,
+    make_executor as make_executor,
+)
+from glns.batch.solve_many import (
+    BatchError as BatchError,
+    TaskFailure as TaskFailure,
+    solve_many as solve_many,
+)
+
+__all__ = ["solve_many", "BatchError", "TaskFailure", "Executor", "SerialExecutor",
+           "make_executor", "BACKENDS"]

@@ -1,0 +1,253 @@
+"""``glns.solve_many``: one ``glns.solve`` run per instance, on all cores or a Ray cluster.
+
+Decisions:
+
+- Seeds: instance i runs with ``glns.rng.run_seed(seed, i)`` whatever the backend, worker count
+  or schedule, so the results (costs, solutions, curves, statistics) are identical; they equal
+  ``glns.solve(instances[i], ..., seed=run_seed(seed, i))``. Use iterations or no_improvement
+  for this: a time_limit stops where the machine's speed lets it.
+- Operators travel as picklable descriptions (native name and parameters, source code, or an
+  import path) and are compiled or imported once per worker, which caches them.
+- Failures: only a task whose worker died (segfault, out-of-memory kill, lost Ray node) is run
+  again, up to ``retries`` times: every other failure (an operator that does not compile, an
+  exception, MemoryError, a timeout) is deterministic for the same seed and would fail again.
+  The batch always completes; then, by default, :class:`BatchError` reports the failed tasks
+  and carries every result (errors="return" returns the list with :class:`TaskFailure` in
+  place of the failed results instead).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+import types
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+from glns.batch.executors import BACKENDS, Executor, make_executor
+from glns.exceptions import OperatorError
+from glns.operators import Operator
+from glns.params import SolveParams
+from glns.problems import Problem
+from glns.result import Result
+from glns.rng import run_seed
+from glns.sandbox.evaluation import PythonSource, _operator_wire, _problem_wire, solve_task
+from glns.sandbox.pool import TaskResult
+
+__all__ = ["solve_many", "TaskFailure", "BatchError", "RETRYABLE", "NO_DEADLINE"]
+
+#: statuses worth another attempt: the worker died, the task itself may be fine
+RETRYABLE = ("died",)
+#: the kill deadline of a task when task_timeout is None (a week; the pool needs a finite one)
+NO_DEADLINE = 7 * 86400.0
+
+
+@dataclass(frozen=True)
+class TaskFailure:
+    """A task of :func:`solve_many` without a result after all its attempts.
+
+    instance: its index in the input. seed: its solver seed. status: "died", "timeout",
+    "memory" or "error" (see :class:`glns.sandbox.TaskResult`). error: what went wrong.
+    attempts: how many times it ran.
+    """
+
+    instance: int
+    seed: int
+    status: str
+    error: str
+    attempts: int
+
+    @property
+    def ok(self) -> bool:
+        return False
+
+
+class BatchError(RuntimeError):
+    """Some tasks of a completed batch failed. failures: the :class:`TaskFailure` list;
+    results: one entry per instance, the :class:`glns.Result` or its TaskFailure."""
+
+    def __init__(self, failures: list[TaskFailure], results: list[Result | TaskFailure]) -> None:
+        self.failures = failures
+        self.results = results
+        lines = [f"instance {f.instance}: {f.status} after {f.attempts} attempt(s): {f.error}"
+                 for f in failures[:5]]
+        more = f"\n  ... and {len(failures) - 5} more" if len(failures) > 5 else ""
+        super().__init__(f"{len(failures)} of {len(results)} tasks failed:\n  " + "\n  ".join(lines) + more)
+
+
+class _ProgressLine:
+    """'solve_many: 12/64 done, 1 failed, 3.2 s, ETA 14 s' rewritten in place on stderr."""
+
+    def __init__(self, total: int, stream: Any = None) -> None:
+        self.total, self.stream, self.t0 = total, stream or sys.stderr, time.monotonic()
+
+    def __call__(self, done: int, total: int, failed: int) -> None:
+        elapsed = time.monotonic() - self.t0
+        eta = f"ETA {elapsed / done * (total - done):.0f} s" if done else "ETA ?"
+        fail = f", {failed} failed" if failed else ""
+        end = "\n" if done == total else ""
+        self.stream.write(f"\rsolve_many: {done}/{total} done{fail}, {elapsed:.1f} s, {eta}   {end}")
+        self.stream.flush()
+
+
+def _check_stops(iterations: Any, time_limit: Any, no_improvement: Any) -> None:
+    # the same rules as glns.solve, checked here so a bad argument fails before any task runs
+    if iterations is not None and (isinstance(iterations, bool) or int(iterations) != iterations
+                                   or iterations < 0):
+        raise ValueError(f"iterations must be a non-negative integer, got {iterations!r}")
+    if time_limit is not None and not time_limit > 0:
+        raise ValueError(f"time_limit must be > 0 seconds, got {time_limit!r}")
+    if no_improvement is not None and (isinstance(no_improvement, bool)
+                                       or int(no_improvement) != no_improvement or no_improvement < 1):
+        raise ValueError(f"no_improvement must be a positive integer, got {no_improvement!r}")
+
+
+def _wires(spec: Any, kind: str) -> list[tuple]:
+    from glns.solve import DEFAULT_DESTROY, DEFAULT_REPAIR
+
+    if spec is None:
+        spec = DEFAULT_DESTROY if kind == "destroy" else DEFAULT_REPAIR
+    if isinstance(spec, (str, Operator, PythonSource)) or callable(spec):
+        spec = [spec]
+    wires = [_operator_wire(s, kind, i) for i, s in enumerate(spec)]
+    if not wires:
+        raise ValueError(f"give at least one {kind} operator")
+    return wires
+
+
+def _operator_wires(destroy: Any, repair: Any, kinds: set[str]) -> dict[str, tuple[list, list]]:
+    """(destroy wires, repair wires) per problem kind (they differ only for exported modules)."""
+    if isinstance(repair, types.ModuleType):
+        raise OperatorError(f"module {repair.__name__!r} passed as repair: pass an exported operator "
+                            "module as the destroy argument, alone")
+    if isinstance(destroy, types.ModuleType):
+        from glns.solve import module_operators
+
+        out = {}
+        for kind in sorted(kinds):
+            d, r = module_operators(destroy, repair, kind)
+            out[kind] = (_wires(d, "destroy"), _wires(r, "repair"))
+        return out
+    both = (_wires(destroy, "destroy"), _wires(repair, "repair"))
+    return {kind: both for kind in kinds}
+
+
+def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = None, *,
+               iterations: int | None = None, time_limit: float | None = None,
+               no_improvement: int | None = None, seed: int = 0,
+               params: SolveParams | None = None, workers: int | None = None,
+               backend: str = "process", address: str | None = None,
+               progress: bool | Callable[[int, int, int], None] = False, retries: int = 1,
+               task_timeout: float | None = None, errors: str = "raise",
+               executor: Executor | None = None) -> list[Result]:
+    """Solve every instance with ``glns.solve`` in parallel; results in input order.
+
+    instances: TSP, CVRP and OVRP instances (kinds may be mixed). destroy, repair: as in
+        ``glns.solve`` -- one operator or a list, each a native name, an Operator (native, from
+        source, or of a module-level function), source code, a
+        :class:`glns.sandbox.PythonSource`, an import path ``"package.module:function"``, or a
+        module-level function; or destroy = a module exported by a G-LNS run (repair None).
+        Lambdas and functions defined in ``__main__`` cannot reach a worker: pass their source.
+    iterations, time_limit, no_improvement, params: as in ``glns.solve``, for every run.
+    seed: the master seed; instance i runs with ``glns.rng.run_seed(seed, i)``, so the results
+        are the same whatever the backend and number of workers.
+    backend: "process" (worker processes on this machine, the default), "ray" (Ray actors;
+        ``pip install 'glns[distributed]'``) or "serial" (in this process, for debugging).
+    workers: processes or actors (default: all cores, or all CPUs of the Ray cluster).
+    address: Ray cluster address for ``ray.init(address=...)`` (default: the runtime already
+        initialised, else a local one for the duration of the call).
+    executor: an open executor from :func:`glns.batch.make_executor` to run on instead (then
+        backend, workers and address must stay at their defaults); keep one across calls and
+        its workers keep the instances and compiled operators cached.
+    progress: True shows a line with a counter and an ETA on stderr; a callable is called as
+        ``progress(done, total, failed)`` after every finished task.
+    retries: extra attempts for a task whose worker died (segfault, OOM kill); other failures
+        are deterministic and not retried.
+    task_timeout: seconds after which a run's worker is killed (default: none; not enforced
+        by the "serial" backend).
+    errors: "raise" (default): when tasks failed, raise :class:`BatchError` after the whole
+        batch ran (it holds the failures and every result); "return": return the list with a
+        :class:`TaskFailure` in place of each failed result.
+
+    Each :class:`glns.Result` has ``extra["task_seconds"]`` (wall time of the task in its
+    worker) and ``extra["attempts"]``.
+    """
+    instances = list(instances)
+    for i, p in enumerate(instances):
+        if not isinstance(p, Problem):
+            raise TypeError(f"instances[{i}] is a {type(p).__name__}, not a glns TSP, CVRP or OVRP instance")
+    if backend not in BACKENDS:
+        raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    if errors not in ("raise", "return"):
+        raise ValueError(f"errors must be 'raise' or 'return', got {errors!r}")
+    if isinstance(retries, bool) or int(retries) != retries or retries < 0:
+        raise ValueError(f"retries must be a non-negative integer, got {retries!r}")
+    if task_timeout is not None and not task_timeout > 0:
+        raise ValueError(f"task_timeout must be > 0 seconds, got {task_timeout!r}")
+    if isinstance(seed, bool) or int(seed) != seed or not 0 <= seed < 2**64:
+        raise ValueError(f"seed must be a non-negative integer below 2**64, got {seed!r}")
+    if not (progress is True or progress is False or callable(progress)):
+        raise TypeError(f"progress must be True, False or a callable, got {type(progress).__name__}")
+    _check_stops(iterations, time_limit, no_improvement)
+    params = params if params is not None else SolveParams()
+    if not isinstance(params, SolveParams):
+        raise TypeError(f"params must be SolveParams, got {type(params).__name__}")
+    if executor is not None and (backend != "process" or workers is not None or address is not None):
+        raise ValueError("pass either an executor or backend/workers/address, not both")
+    wires = _operator_wires(destroy, repair, {p.kind for p in instances})
+    if executor is None:
+        # validate the arguments before starting workers (or a Ray runtime)
+        with make_executor(backend, workers, address=address) as own:
+            return solve_many(instances, destroy, repair, iterations=iterations, time_limit=time_limit,
+                              no_improvement=no_improvement, seed=seed, params=params,
+                              progress=progress, retries=retries, task_timeout=task_timeout,
+                              errors=errors, executor=own)
+
+    seeds = [run_seed(seed, i) for i in range(len(instances))]
+    tasks = []
+    for problem, s in zip(instances, seeds):
+        key, spec = _problem_wire(problem)
+        d_wire, r_wire = wires[problem.kind]
+        tasks.append((key, spec, d_wire, r_wire, iterations, s, params, time_limit, no_improvement))
+    report = _ProgressLine(len(tasks)) if progress is True else (progress or None)
+    final: list[TaskResult | None] = [None] * len(tasks)
+    attempts = [0] * len(tasks)
+    counts = {"done": 0, "failed": 0}
+    pending = list(range(len(tasks)))
+    for attempt in range(int(retries) + 1):
+        if not pending:
+            break
+        last = attempt == retries
+
+        def on_result(j: int, res: TaskResult, pending: list[int] = pending, last: bool = last) -> None:
+            i = pending[j]
+            attempts[i] += 1
+            if res.ok or last or res.status not in RETRYABLE:
+                counts["done"] += 1
+                counts["failed"] += not res.ok
+                if report is not None:
+                    report(counts["done"], len(tasks), counts["failed"])
+
+        answers = executor.map(solve_task, [tasks[i] for i in pending],
+                               timeout=task_timeout or NO_DEADLINE, on_result=on_result)
+        for i, res in zip(pending, answers):
+            final[i] = res
+        pending = [i for i in pending if final[i].status in RETRYABLE]   # type: ignore[union-attr]
+
+    out: list[Any] = []
+    failures = []
+    for i, res in enumerate(final):
+        assert res is not None
+        if res.ok:
+            res.value.extra.update(task_seconds=res.seconds, attempts=attempts[i])
+            out.append(res.value)
+        else:
+            msg = res.message or res.status
+            if res.status == "timeout":
+                msg = f"the run did not finish within {task_timeout:g} s; its worker was killed"
+            failures.append(TaskFailure(i, seeds[i], res.status, msg, attempts[i]))
+            out.append(failures[-1])
+    if failures and errors == "raise":
+        raise BatchError(failures, out)
+    return out
