@@ -184,3 +184,21 @@ def test_ablation_no_joint_crossover_and_adaptive_switch(server, tmp_path):
     assert "c2" not in {e["action"] for e in events if e["event"] == "admitted"}
     assert json.loads((tmp_path / "run" / "config.json").read_text())["evolution"]["sigma"] == "flat"
     assert len(result.history) == 3
+
+
+def test_ray_backend_gives_the_process_backend_result(server, tmp_path):
+    pytest.importorskip("ray")
+    import ray
+
+    cfg = small_config("tsp", seed=2, generations=4)
+    Evolution.start(tmp_path / "process", cfg, llm_config(server)).run()
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False)
+    try:
+        import dataclasses
+
+        Evolution.start(tmp_path / "ray", dataclasses.replace(cfg, backend="ray"), llm_config(server)).run()
+    finally:
+        ray.shutdown()
+    assert _state(tmp_path / "ray") == _state(tmp_path / "process")
+    with pytest.raises(ValueError, match="serial backend would run untrusted code"):
+        dataclasses.replace(cfg, backend="serial")

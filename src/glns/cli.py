@@ -62,6 +62,7 @@ def _evolution_config(args: argparse.Namespace):
         no_joint=args.no_joint_crossover or None, adaptive=False if args.no_adaptive_weights else None,
         sigma=args.sigma, pair_choice=args.pair_choice, native_seeds=args.native_seeds or None,
         max_attempts=args.max_attempts, op_timeout=args.op_timeout, workers=args.workers,
+        backend=args.backend, address=args.address,
         seed=args.seed, temperature=args.temperature)
     return EvolutionConfig(**{k: v for k, v in given.items() if v is not None})
 
@@ -152,6 +153,8 @@ def _add_evolve_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its last checkpoint")
     run.add_argument("--seed", type=int, default=None, help="master seed (default 0)")
     run.add_argument("--workers", type=int, help="evaluation processes (default: all cores)")
+    run.add_argument("--backend", choices=["process", "ray"], help="where episodes run (default process)")
+    run.add_argument("--address", help="Ray cluster address for --backend ray (default: local runtime)")
     run.add_argument("-q", "--quiet", action="store_true", help="report cycles only, not episodes")
     pop = e.add_argument_group("evolution (defaults: the paper)")
     pop.add_argument("--population", type=int, help="N, operators per population (5)")

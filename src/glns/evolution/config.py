@@ -41,6 +41,9 @@ class EvolutionConfig:
         error fed back). op_timeout: seconds one operator call may take, in the pre-evaluation
         filter (overriding ``check.call_timeout``) and in the episodes alike.
     workers: evaluation processes (None: all cores). memory_mb: their memory limit.
+    backend: where episodes and validation run: "process" (sandbox worker processes on this
+        machine) or "ray" (Ray actors, ``address`` of a cluster or a local runtime; the
+        pre-evaluation filter still runs in local sandbox processes).
     seed: the run's master seed (instances of the solver runs, strategy draws, LLM seeds).
     temperature: the LLM's sampling temperature (None: the LLM configuration's).
     """
@@ -72,6 +75,8 @@ class EvolutionConfig:
     op_timeout: float = 1.0
     workers: int | None = None
     memory_mb: int | None = 1024
+    backend: str = "process"
+    address: str | None = None
     seed: int = 0
     temperature: float | None = None
     check: CheckConfig = field(default_factory=CheckConfig)
@@ -109,6 +114,11 @@ class EvolutionConfig:
             raise ValueError(f"sigma must be one of {sorted(SIGMA_PRESETS)}, got {self.sigma!r}")
         if not self.op_timeout > 0:
             raise ValueError(f"op_timeout must be > 0 seconds, got {self.op_timeout}")
+        if self.backend not in ("process", "ray"):
+            raise ValueError(f"backend must be 'process' or 'ray', got {self.backend!r} (the serial "
+                             "backend would run untrusted code in this process)")
+        if self.address is not None and self.backend != "ray":
+            raise ValueError("address is for the 'ray' backend only")
         if self.workers is not None and self.workers < 1:
             raise ValueError(f"workers must be >= 1, got {self.workers}")
         if self.temperature is not None and not 0 <= self.temperature <= 2:

@@ -21,6 +21,7 @@ checkpoint continues exactly as if it had not been interrupted (with an endpoint
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import math
 import random
@@ -212,13 +213,22 @@ class Evolution:
     # ------------------------------------------------------------------ the loop
     def run(self) -> EvolutionResult:
         """Run the remaining cycles and write the outputs. Closes the run directory."""
+        cfg = self.cfg
         try:
-            with WorkerPool(workers=self.cfg.workers, memory_mb=self.cfg.memory_mb) as pool:
+            with contextlib.ExitStack() as stack:
+                # generated code is checked in local sandbox processes whatever the backend
+                pool = stack.enter_context(WorkerPool(
+                    workers=cfg.workers if cfg.backend == "process" else None, memory_mb=cfg.memory_mb))
                 self._pool = pool
+                if cfg.backend == "ray":
+                    from glns.batch import make_executor
+
+                    self._pool = make_executor("ray", cfg.workers, address=cfg.address)
+                    stack.callback(self._pool.close)
                 self._generator = Generator(
-                    self.client, pool, self.cfg.problem, self.check, self.cfg.max_attempts, self.rng,
-                    self.rundir.log, self.counters, temperature=self.cfg.temperature)
-                while self.episodes < self.cfg.generations:
+                    self.client, pool, cfg.problem, self.check, cfg.max_attempts, self.rng,
+                    self.rundir.log, self.counters, temperature=cfg.temperature)
+                while self.episodes < cfg.generations:
                     self._cycle(self.cycle + 1)
                 result = self._finish()
             return result
