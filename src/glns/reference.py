@@ -19,7 +19,7 @@ from glns.params import SolveParams
 from glns.problems import Problem
 from glns.rng import SplitMix64
 
-__all__ = ["solution_cost", "random_solution", "reference_cost", "reference_alns"]
+__all__ = ["solution_cost", "matrix_cost", "random_solution", "reference_cost", "reference_alns"]
 
 #: the seed offset the core uses for the stream that builds the temperature's reference cost
 _REFERENCE_SEED_XOR = 0x5DEECE66D
@@ -27,9 +27,14 @@ _REFERENCE_SEED_XOR = 0x5DEECE66D
 
 def solution_cost(problem: Problem, solution: Any) -> float:
     """Objective of a solution, summed in the core's canonical order (one running total)."""
-    d = problem.distances
+    return matrix_cost(problem.distances, solution, problem.kind == "tsp", problem.kind == "ovrp")
+
+
+def matrix_cost(d: np.ndarray, solution: Any, tsp: bool, open_routes: bool) -> float:
+    """The core's sol_cost on a distance matrix: one running total, routes in order, arcs in
+    route order (a TSP tour read as a cycle; an open route ends at its last customer)."""
     total = 0.0
-    if problem.kind == "tsp":
+    if tsp:
         n = len(solution)
         for i in range(n):
             total += d[solution[i], solution[(i + 1) % n]]
@@ -41,7 +46,7 @@ def solution_cost(problem: Problem, solution: Any) -> float:
         for c in route:
             total += d[prev, c]
             prev = c
-        if problem.kind == "cvrp":
+        if not open_routes:
             total += d[prev, 0]
     return total
 

@@ -27,6 +27,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from glns.neighbours import MAX_NEIGHBOURS, nearest_neighbours
+from glns.reference import matrix_cost
 
 __all__ = ["LS_NEIGHBOURS", "LS_REL_EPS", "local_search", "improving_moves"]
 
@@ -44,7 +45,8 @@ class _Search:
     def __init__(self, solution: Any, problem_data: dict, neighbours: np.ndarray | None) -> None:
         dist = np.asarray(problem_data["distance_matrix"], dtype=np.float64)
         self.n = n = dist.shape[0]
-        self.d = dist.tolist()
+        self.dist = dist
+        self.d = dist.tolist()      # list indexing is much faster in the move loops
         self.tsp = "demands" not in problem_data
         self.open = bool(problem_data.get("open_routes", False))
         self.first = 0 if self.tsp else 1
@@ -86,23 +88,7 @@ class _Search:
 
     def cost(self) -> float:
         """Objective summed in the core's canonical order."""
-        d = self.d
-        total = 0.0
-        if self.tsp:
-            t = self.routes[0]
-            for i in range(len(t)):
-                total += d[t[i]][t[(i + 1) % len(t)]]
-            return total
-        for route in self.routes:
-            if not route:
-                continue
-            prev = 0
-            for c in route:
-                total += d[prev][c]
-                prev = c
-            if not self.open:
-                total += d[prev][0]
-        return total
+        return matrix_cost(self.dist, self.routes[0] if self.tsp else self.routes, self.tsp, self.open)
 
     def push(self, v: int) -> None:
         if v < self.first or self.inq[v]:
@@ -366,17 +352,6 @@ def local_search(solution: Any, problem_data: dict, touched: Sequence[int] | Non
 
 # ---------------------------------------------------------------------------------- checker
 
-def _full_cost(solution: Any, d: np.ndarray, tsp: bool, open_routes: bool) -> float:
-    if tsp:
-        return float(sum(d[solution[i], solution[(i + 1) % len(solution)]] for i in range(len(solution))))
-    total = 0.0
-    for route in solution:
-        if route:
-            path = [0, *route] + ([] if open_routes else [0])
-            total += float(sum(d[path[k], path[k + 1]] for k in range(len(path) - 1)))
-    return total
-
-
 def _tsp_moves(tour: list[int], sym: bool):
     L = len(tour)
     if sym:  # 2-opt: every pair of non-adjacent edges (i, i+1), (j, j+1)
@@ -465,10 +440,10 @@ def improving_moves(solution: Any, problem_data: dict, tol: float = 1e-9,
         q = [int(x) for x in problem_data["demands"]]
         moves = _vrp_moves([list(r) for r in solution if r], q, int(problem_data["capacity"]),
                            sym, open_routes)
-    base = _full_cost(solution, d, tsp, open_routes)
+    base = matrix_cost(d, solution, tsp, open_routes)
     found = []
     for move, new in moves:
-        gain = base - _full_cost(new, d, tsp, open_routes)
+        gain = base - matrix_cost(d, new, tsp, open_routes)
         if gain > tol * base:
             found.append((move, gain))
             if limit is not None and len(found) >= limit:
