@@ -10,22 +10,7 @@ from libc.stdint cimport uint64_t
 from glns._core._types cimport Inst, Sol, KIND_TSP
 from glns._core._rng cimport rng_below, rng_uniform
 from glns._core._solution cimport sol_remove, removal_delta
-
-
-ctypedef struct Scored:
-    double saving
-    int node
-
-
-cdef int _by_saving_desc(const void *a, const void *b) noexcept nogil:
-    """Largest saving first; equal savings by ascending node id (a total order)."""
-    cdef const Scored *x = <const Scored *> a
-    cdef const Scored *y = <const Scored *> b
-    if x.saving > y.saving:
-        return -1
-    if x.saving < y.saving:
-        return 1
-    return x.node - y.node
+from glns._core._keyed cimport Keyed, keyed_before, keyed_cmp
 
 
 cdef int random_removal(Sol *s, const Inst *inst, int k, int *removed, int *n_removed,
@@ -53,23 +38,19 @@ cdef int random_removal(Sol *s, const Inst *inst, int k, int *removed, int *n_re
     return 0
 
 
-cdef inline bint _before(const Scored *x, const Scored *y) noexcept nogil:
-    return x.saving > y.saving or (x.saving == y.saving and x.node < y.node)
-
-
-cdef int _rescore(Sol *s, const Inst *inst, Scored *scored, int count, int u) noexcept nogil:
-    """Recompute node u's saving and move its entry to keep `scored` sorted. O(count)."""
+cdef int _rescore(Sol *s, const Inst *inst, Keyed *scored, int count, int u) noexcept nogil:
+    """Recompute node u's removal delta and move its entry to keep `scored` sorted. O(count)."""
     cdef int i = 0, j
-    cdef Scored e
+    cdef Keyed e
     while scored[i].node != u:
         i += 1
     e.node = u
-    e.saving = -removal_delta(s, inst, u)
-    memmove(&scored[i], &scored[i + 1], (count - i - 1) * sizeof(Scored))
+    e.key = removal_delta(s, inst, u)
+    memmove(&scored[i], &scored[i + 1], (count - i - 1) * sizeof(Keyed))
     j = 0
-    while j < count - 1 and _before(&scored[j], &e):
+    while j < count - 1 and keyed_before(&scored[j], &e):
         j += 1
-    memmove(&scored[j + 1], &scored[j], (count - 1 - j) * sizeof(Scored))
+    memmove(&scored[j + 1], &scored[j], (count - 1 - j) * sizeof(Keyed))
     scored[j] = e
     return 0
 
@@ -79,14 +60,14 @@ cdef int worst_removal(Sol *s, const Inst *inst, int k, double randomness, int *
     """Remove k nodes one by one, each time the node of rank floor(y^p * m) by saving.
 
     y is uniform in [0, 1) and p = randomness >= 1 (Ropke & Pisinger 2006): large p almost
-    always takes the node whose removal saves most. The ranking (saving descending, node id
-    ascending) is sorted once; after a removal only the two neighbours' savings change, so
-    each step costs O(m) rather than a full re-sort.
+    always takes the node whose removal saves most. The ranking (removal delta ascending, i.e.
+    saving descending; node id ascending) is sorted once; after a removal only the two
+    neighbours' deltas change, so each step costs O(m) rather than a full re-sort.
     """
     cdef int m = inst.n - inst.first
     cdef int step, v, count = 0, idx, r, p, a, b
     cdef int *row
-    cdef Scored *scored = <Scored *> malloc(max(m, 1) * sizeof(Scored))
+    cdef Keyed *scored = <Keyed *> malloc(max(m, 1) * sizeof(Keyed))
     if scored == NULL:
         with gil:
             raise MemoryError()
@@ -94,10 +75,10 @@ cdef int worst_removal(Sol *s, const Inst *inst, int k, double randomness, int *
         k = m
     for v in range(inst.first, inst.n):
         if s.route_of[v] >= 0:
-            scored[count].saving = -removal_delta(s, inst, v)
+            scored[count].key = removal_delta(s, inst, v)
             scored[count].node = v
             count += 1
-    qsort(scored, count, sizeof(Scored), _by_saving_desc)
+    qsort(scored, count, sizeof(Keyed), keyed_cmp)
     for step in range(k):
         idx = <int>(pow(rng_uniform(rng), randomness) * count)
         if idx >= count:
@@ -114,7 +95,7 @@ cdef int worst_removal(Sol *s, const Inst *inst, int k, double randomness, int *
             b = row[p + 1] if p < s.length[r] - 1 else -1
         removed[step] = v
         sol_remove(s, inst, v)
-        memmove(&scored[idx], &scored[idx + 1], (count - idx - 1) * sizeof(Scored))
+        memmove(&scored[idx], &scored[idx + 1], (count - idx - 1) * sizeof(Keyed))
         count -= 1
         if a >= 0 and a != v:
             _rescore(s, inst, scored, count, a)

@@ -10,6 +10,7 @@ from glns._core._rng cimport rng_below, rng_uniform
 from glns._core._solution cimport (sol_insert, sol_new_route, insertion_delta, new_route_cost,
                                    sol_to_py, Solution)
 from glns._core._instance cimport CoreInstance
+from glns._core._keyed cimport Keyed, keyed_cmp
 
 
 cdef int greedy_insertion(Sol *s, const Inst *inst, const int *removed, int n_removed) except -1 nogil:
@@ -112,22 +113,6 @@ cdef int _granularity(const Inst *inst, double neighbours) noexcept nogil:
 # ---------------------------------------------------------------------------------------------
 # blink_insertion: the recreate step of SISR (Christiaens & Vanden Berghe, 2020)
 
-ctypedef struct Keyed:
-    double key
-    int node
-
-
-cdef int _by_key(const void *a, const void *b) noexcept nogil:
-    """Smallest key first; equal keys by ascending node id (a total order)."""
-    cdef const Keyed *x = <const Keyed *> a
-    cdef const Keyed *y = <const Keyed *> b
-    if x.key < y.key:
-        return -1
-    if x.key > y.key:
-        return 1
-    return x.node - y.node
-
-
 cdef int _insertion_order(const Inst *inst, const int *removed, int m, int order, int *out,
                           uint64_t *rng) except -1 nogil:
     """Write the removed nodes to `out` in the order given by `order` (ORDER_*)."""
@@ -159,7 +144,7 @@ cdef int _insertion_order(const Inst *inst, const int *removed, int m, int order
             keyed[i].key = -inst.dist[v]       # row 0: from the depot (TSP: node 0)
         else:
             keyed[i].key = inst.dist[v]
-    qsort(keyed, m, sizeof(Keyed), _by_key)
+    qsort(keyed, m, sizeof(Keyed), keyed_cmp)
     for i in range(m):
         out[i] = keyed[i].node
     free(keyed)
