@@ -4,17 +4,18 @@ import numpy as np
 import pytest
 
 import glns
+from glns import datasets
 
 
 def make_tsp(n: int, seed: int) -> glns.TSP:
-    return glns.TSP(np.random.RandomState(seed).rand(n, 2))
+    """The paper's recipe (``RandomState(seed)``), as ``glns.datasets.generate_tsp``."""
+    return datasets.generate_tsp(n, seed)
 
 
 def make_vrp(cls, n: int, seed: int, capacity: int = 50):
-    rs = np.random.RandomState(seed)
-    coords = np.vstack([[0.5, 0.5], rs.rand(n, 2)])
-    demands = np.r_[0, rs.randint(1, 10, size=n)]
-    return cls(coords, demands, capacity)
+    """A CVRP or OVRP (`cls`) by the paper's recipe: depot (0.5, 0.5), demands 1..9."""
+    gen = datasets.generate_cvrp if cls is glns.CVRP else datasets.generate_ovrp
+    return gen(n, seed, capacity)
 
 
 def make_problem(kind: str, n: int, seed: int, capacity: int):

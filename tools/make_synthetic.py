@@ -27,11 +27,13 @@ FILE_RE = re.compile(r"(tsp|cvrp|ovrp)_(train|validation|test)(\d+)\.npz")
 
 def set_arrays(problem: str, n: int, split: str) -> dict[str, np.ndarray]:
     """The arrays of one paper set, in the shared ``.npz`` layout."""
-    instances = datasets.paper_instances(problem, n, split)
-    arrays = {"coords": np.stack([p.coords for p in instances])}
-    if problem != "tsp":
-        arrays["demands"] = np.stack([p.demands for p in instances])
-        arrays["capacity"] = np.array(instances[0].capacity, dtype=np.int64)
+    # the drawn arrays themselves: paper_instances would build a Problem (distance matrix,
+    # neighbour lists) per instance only to have its coordinates stacked again (TSP1000: 0.5 GB)
+    coords, demands = datasets._paper_set(problem, n, split)
+    arrays = {"coords": coords}
+    if demands is not None:
+        arrays["demands"] = demands
+        arrays["capacity"] = np.array(datasets.PAPER_CAPACITY, dtype=np.int64)
     ref = datasets._table("reference_objectives.json").get(problem, {}).get(str(n))
     if split == "test" and ref is not None:
         arrays["ref_obj"] = np.array(ref["ref_obj"], dtype=np.float64)

@@ -165,6 +165,17 @@ def _check_split(split: str) -> str:
     return s
 
 
+def _paper_set(problem: str, n: int, split: str) -> tuple[np.ndarray, np.ndarray | None]:
+    """The read-only ``(coords, demands)`` arrays of one paper set (demands None for TSP);
+    ValueError for an unknown problem or split or a size the split does not have."""
+    kind, split, n = _check_problem(problem), _check_split(split), operator.index(n)
+    sets = _paper_arrays(kind)
+    if (split, n) not in sets:
+        sizes = ", ".join(str(m) for s, m in sets if s == split)
+        raise ValueError(f"the paper's {kind} {split} split has no size {n}; sizes: {sizes}")
+    return sets[split, n]
+
+
 def paper_instances(problem: str, n: int, split: str = "test") -> list[Problem]:
     """The paper's instances of one set, bit-identical to its public generators.
 
@@ -186,11 +197,7 @@ def paper_instances(problem: str, n: int, split: str = "test") -> list[Problem]:
     Raises ValueError for an unknown problem or split, or a size the split does not have.
     """
     kind, split, n = _check_problem(problem), _check_split(split), operator.index(n)
-    sets = _paper_arrays(kind)
-    if (split, n) not in sets:
-        sizes = ", ".join(str(m) for s, m in sets if s == split)
-        raise ValueError(f"the paper's {kind} {split} split has no size {n}; sizes: {sizes}")
-    coords, demands = sets[split, n]
+    coords, demands = _paper_set(kind, n, split)
     name = f"{kind}_{split}{n}"
     if demands is None:
         return [TSP(xy, name=f"{name}_{i}") for i, xy in enumerate(coords)]
