@@ -70,11 +70,10 @@ def _evolution_config(args: argparse.Namespace):
 def _cmd_evolve(args: argparse.Namespace) -> int:
     import contextlib
     import time
-    from pathlib import Path
 
     from glns.evolution import Evolution
     from glns.evolution.generate import EvolutionAborted
-    from glns.evolution.rundir import RunDirectory, RunDirectoryError
+    from glns.evolution.rundir import RunDirectory
     from glns.llm import LLMConfig, LLMConfigError
 
     def progress(line: str) -> None:
@@ -84,29 +83,22 @@ def _cmd_evolve(args: argparse.Namespace) -> int:
         if not (args.quiet and line.startswith("cycle") and " episode " in line):
             progress(line)
 
-    meta = None
-    if args.resume:
-        meta = RunDirectory(Path(args.resume)).read_config() if (Path(args.resume) / "config.json").is_file() else None
-        if meta is None:
-            raise RunDirectoryError(f"{args.resume} is not a glns evolution run (no config.json)")
-    saved_llm = (meta or {}).get("llm", {})
-    offline = args.offline or (args.resume and saved_llm.get("offline") and not args.base_url)
+    # a resumed run keeps its endpoint (and its offline server's settings) unless overridden
+    saved_llm = RunDirectory.read_run_config(args.resume).get("llm", {}) if args.resume else {}
+    offline = args.offline or (saved_llm.get("offline") and not args.base_url)
     with contextlib.ExitStack() as stack:
         llm_meta: dict = {}
-        overrides = dict(model=args.model, base_url=args.base_url, temperature=None)
+        overrides = dict(model=args.model or saved_llm.get("model"),
+                         base_url=args.base_url or saved_llm.get("base_url"))
         if offline:
             from glns.offline_llm import OfflineLLMServer
 
-            seed = args.seed if args.seed is not None else 0
-            seed = saved_llm.get("offline_seed", seed) if args.resume else seed
-            rate = saved_llm.get("offline_bad_rate", args.offline_bad_rate) if args.resume else args.offline_bad_rate
+            seed = saved_llm.get("offline_seed", args.seed if args.seed is not None else 0)
+            rate = saved_llm.get("offline_bad_rate", args.offline_bad_rate)
             server = stack.enter_context(OfflineLLMServer(seed=seed, bad_rate=rate))
-            overrides.update(base_url=server.base_url, model=args.model or saved_llm.get("model") or "offline")
+            overrides.update(base_url=server.base_url, model=overrides["model"] or "offline")
             llm_meta = {"offline": True, "offline_seed": seed, "offline_bad_rate": rate}
             progress(f"offline test LLM at {server.base_url} (no API key needed)")
-        elif args.resume:
-            overrides["base_url"] = args.base_url or saved_llm.get("base_url")
-            overrides["model"] = args.model or saved_llm.get("model")
         try:
             llm = LLMConfig.load(args.llm_config, **overrides)
         except LLMConfigError as exc:

@@ -239,7 +239,6 @@ class Evolution:
     def _cycle(self, c: int) -> None:
         cfg = self.cfg
         self.rundir.log("cycle_started", cycle=c)
-        self._generator.counters = self.counters
         self._generator.known_sources = {source_key(m.source) for m in self.destroy + self.repair}
         if c == 1 or not self.destroy or not self.repair:
             self._initialise(c)
@@ -365,26 +364,24 @@ class Evolution:
                     synergy: np.ndarray, c: int) -> list[Member]:
         cfg, rng, problem = self.cfg, self.rng, self.cfg.problem
         self.rundir.log("strategy", cycle=c, strategy=strategy, kind=kind if strategy != "joint" else "joint")
+        if strategy == "joint":
+            i, j = choose_pair(synergy, rng, cfg.pair_choice)
+            d, r = elite["destroy"][i], elite["repair"][j]
+            prompt = prompts.joint_crossover_prompt(problem, d, r, limits=self.check)
+            pair = self._generator.joint(prompt, [d.id, r.id], c)
+            return [self._add(cand, "c2", [d.id, r.id], c) for cand in pair or ()]
         if strategy == "mutation":
             ranked = elite[kind]
             position = rng.randrange(len(ranked))
             parent = ranked[position]
-            action = mutation_action(position, len(ranked), rng)
+            action, parents = mutation_action(position, len(ranked), rng), [parent.id]
             prompt = prompts.mutation_prompt(problem, parent, action, limits=self.check)
-            cand = self._generator.single(action, kind, prompt, [parent.id], c)
-            return [self._add(cand, action, [parent.id], c)] if cand else []
-        if strategy == "homogeneous":
+        else:   # homogeneous crossover
             p1, p2 = homogeneous_parents(elite[kind], self.scores.fitness, rng)
+            action, parents = "c1", [p1.id, p2.id]
             prompt = prompts.homogeneous_crossover_prompt(problem, p1, p2, limits=self.check)
-            cand = self._generator.single("c1", kind, prompt, [p1.id, p2.id], c)
-            return [self._add(cand, "c1", [p1.id, p2.id], c)] if cand else []
-        i, j = choose_pair(synergy, rng, cfg.pair_choice)
-        d, r = elite["destroy"][i], elite["repair"][j]
-        prompt = prompts.joint_crossover_prompt(problem, d, r, limits=self.check)
-        pair = self._generator.joint(prompt, [d.id, r.id], c)
-        if pair is None:
-            return []
-        return [self._add(pair[0], "c2", [d.id, r.id], c), self._add(pair[1], "c2", [d.id, r.id], c)]
+        cand = self._generator.single(action, kind, prompt, parents, c)
+        return [self._add(cand, action, parents, c)] if cand else []
 
     # ------------------------------------------------------------------ evaluation
     def _train_set(self) -> list[Problem]:
@@ -428,13 +425,13 @@ class Evolution:
                             [episode.fitness.get(k, 0.0) for k in r_ids],
                             episode.matrix(d_ids, r_ids))
         self.episodes += 1
+        mean_cost = sum(costs) / len(costs) if costs else None
+        seconds = time.monotonic() - t0
         self.rundir.log("episode", cycle=c, episode=self.episodes, fitness=episode.fitness,
                         calls=calls, failures=op_failures, errors=errors, failed_runs=failed,
-                        mean_cost=(sum(costs) / len(costs)) if costs else None,
-                        seconds=round(time.monotonic() - t0, 3))
+                        mean_cost=mean_cost, seconds=round(seconds, 3))
         self.progress(f"cycle {c}/{self.cfg.cycles} episode {self.episodes}/{self.cfg.generations}: "
-                      f"mean cost {sum(costs) / max(len(costs), 1):.4f}, "
-                      f"{len(failed)} failed runs, {time.monotonic() - t0:.1f} s")
+                      f"mean cost {mean_cost or 0.0:.4f}, {len(failed)} failed runs, {seconds:.1f} s")
 
     def _validate(self, c: int) -> list[dict[str, Any]]:
         """Validate the pairs with the highest synergy this cycle; update the best pair."""

@@ -39,28 +39,26 @@ class RunDirectoryError(RuntimeError):
 
 
 def _json_default(value: Any) -> Any:
-    if hasattr(value, "tolist"):      # numpy arrays and scalars
-        return value.tolist()
-    if isinstance(value, (set, frozenset, tuple)):
-        return list(value)
     raise TypeError(f"cannot write {type(value).__name__} to JSON")
 
 
 def _clean(value: Any) -> Any:
-    """JSON has no inf/nan: write them as strings so the files stay standard JSON."""
+    """A JSON-ready copy: numpy values as lists/numbers, tuples and sets as lists, and inf/nan
+    as strings (JSON has none), so the files stay standard JSON."""
+    if hasattr(value, "tolist"):      # numpy arrays and scalars
+        return _clean(value.tolist())
     if isinstance(value, float) and not math.isfinite(value):
         return str(value)
     if isinstance(value, dict):
         return {k: _clean(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
+    if isinstance(value, (list, tuple, set, frozenset)):
         return [_clean(v) for v in value]
     return value
 
 
 def dumps(value: Any, indent: int | None = None) -> str:
     """Standard JSON (inf/nan as strings, numpy values as lists/numbers)."""
-    return json.dumps(_clean(json.loads(json.dumps(value, default=_json_default))), indent=indent,
-                      allow_nan=False)
+    return json.dumps(_clean(value), default=_json_default, indent=indent, allow_nan=False)
 
 
 def _fsync_dir(directory: Path) -> None:
@@ -137,8 +135,7 @@ class RunDirectory:
     def open(cls, path: str | os.PathLike) -> "RunDirectory":
         """An existing run, for resuming: cuts the event log back to the last checkpoint."""
         path = Path(path)
-        if not (path / cls.CONFIG).is_file():
-            raise RunDirectoryError(f"{path} is not a glns evolution run (no {cls.CONFIG})")
+        cls._require_run(path)
         rd = cls(path)
         rd._lock()
         (path / "operators").mkdir(exist_ok=True)
@@ -148,6 +145,18 @@ class RunDirectory:
         rd._cut_events(offset)
         rd._events = open(path / cls.EVENTS, "a", encoding="utf-8")
         return rd
+
+    @classmethod
+    def _require_run(cls, path: Path) -> None:
+        if not (path / cls.CONFIG).is_file():
+            raise RunDirectoryError(f"{path} is not a glns evolution run (no {cls.CONFIG})")
+
+    @classmethod
+    def read_run_config(cls, path: str | os.PathLike) -> dict[str, Any]:
+        """The saved configuration of the run in `path`, read without opening (locking) it."""
+        path = Path(path)
+        cls._require_run(path)
+        return cls(path).read_config()
 
     def _lock(self) -> None:
         self._lock_file = open(self.path / ".lock", "w")

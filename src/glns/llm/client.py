@@ -185,7 +185,6 @@ class LLMClient:
                 try:
                     response = client.chat.completions.create(**kwargs)
                 except openai.APIStatusError as exc:
-                    record.attempt_seconds.append(self._clock() - t_attempt)
                     status = exc.status_code
                     record.status = status
                     text = _status_message(exc)
@@ -197,25 +196,23 @@ class LLMClient:
                     last = LLMError(f"LLM endpoint failed (HTTP {status}): {text}",
                                     status=status, retryable=True, record=record)
                 except openai.APITimeoutError:
-                    record.attempt_seconds.append(self._clock() - t_attempt)
                     record.status = None
                     record.errors.append(f"timeout after {cfg.timeout:g} s")
                     last = LLMError(f"LLM request timed out after {cfg.timeout:g} s",
                                     retryable=True, record=record)
                 except openai.APIConnectionError as exc:
-                    record.attempt_seconds.append(self._clock() - t_attempt)
                     record.status = None
                     cause = exc.__cause__ or exc
                     record.errors.append(f"connection error: {type(cause).__name__}: {cause}")
                     last = LLMError(f"cannot reach the LLM endpoint {cfg.base_url}: {cause}",
                                     retryable=True, record=record)
                 except openai.APIError as exc:  # e.g. a response that is not chat-completion JSON
-                    record.attempt_seconds.append(self._clock() - t_attempt)
                     record.errors.append(f"{type(exc).__name__}: {exc}")
                     raise LLMError(f"unusable LLM response: {exc}", record=record) from None
                 else:
-                    record.attempt_seconds.append(self._clock() - t_attempt)
                     return self._reply(response, record)
+                finally:   # every attempt's duration, whatever its outcome
+                    record.attempt_seconds.append(self._clock() - t_attempt)
                 if attempt <= cfg.max_retries:
                     wait = self.backoff(attempt, retry_after)
                     record.sleeps.append(wait)

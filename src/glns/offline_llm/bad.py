@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from glns.offline_llm.corpus import HEADER, good_entries
+from glns.offline_llm.corpus import HEADER, family_of, good_entries
 
 __all__ = ["BadCase", "BAD_CASES", "bad_operator_source", "bad_answer_text"]
 
@@ -350,13 +350,9 @@ def bad_operator_source(case: str, family: str, kind: str, name: str | None = No
         raise ValueError(f"bad case {case!r} needs a CVRP or OVRP prompt")
     if case in ("no_code_block", "syntax_error"):
         raise ValueError(f"bad case {case!r} is a whole answer, not an operator")
-    name = name or kind
     valid = _VALID[(family, kind)]
-    if case == "wrong_signature":
-        signature = _WRONG_SIGNATURE[kind]
-    else:
-        signature = _SIGNATURE[kind]
-    signature = signature.replace(kind, name, 1)
+    signature = (_WRONG_SIGNATURE if case == "wrong_signature" else _SIGNATURE)[kind]
+    signature = signature.replace(kind, name or kind, 1)
     if case == "wrong_signature":
         body = valid
     elif case in _PREFIX:
@@ -371,20 +367,18 @@ def bad_answer_text(case: str, problem: str, kind: str, rng: random.Random) -> s
 
     For 'joint', one half (chosen by rng) misbehaves and the other is a good corpus operator.
     """
-    family = "tsp" if problem.lower() == "tsp" else "vrp"
+    family = family_of(problem)
     idea = "{A new operator that %s.}" % ("removes well-chosen elements" if kind == "destroy"
                                            else "reinserts the removed elements cheaply"
                                            if kind == "repair" else "works as a coupled pair")
+    one = "repair" if kind == "repair" else "destroy"   # a joint answer's whole-answer cases: destroy
     if case == "no_code_block":
-        code = _VALID[(family, "destroy" if kind != "repair" else "repair")]
         indented = "\n".join("    " + line for line in
-                             [f"def {_SIGNATURE['repair' if kind == 'repair' else 'destroy']}:"]
-                             + code.splitlines())
+                             [f"def {_SIGNATURE[one]}:"] + _VALID[(family, one)].splitlines())
         return (f"{idea}\n\nThe implementation keeps the structure of the reference and changes "
                 f"the selection rule:\n\n{indented}\n")
     if case == "syntax_error":
-        code = f"{HEADER}\n\ndef {_SIGNATURE['repair' if kind == 'repair' else 'destroy']}\n" \
-               + _VALID[(family, "repair" if kind == "repair" else "destroy")]
+        code = f"{HEADER}\n\ndef {_SIGNATURE[one]}\n" + _VALID[(family, one)]
         return f"{idea}\n\n```python\n{code}```\n"
     if kind != "joint":
         return f"{idea}\n\n```python\n{bad_operator_source(case, family, kind)}```\n"
