@@ -46,16 +46,23 @@ def operators() -> tuple[list, list]:
     return [m.spec() for m in destroy], [m.spec() for m in repair]
 
 
+def timed(ex, warm: list, instances: list, d: list, r: list, iterations: int,
+          params: glns.SolveParams) -> tuple[list, float, float]:
+    """(results, wall seconds, summed in-task seconds) of one solve_many call on `ex`, after an
+    untimed 5-iteration call on `warm` (starts the workers, compiles the operators)."""
+    solve_many(warm, d, r, iterations=5, params=params, executor=ex)
+    t0 = time.perf_counter()
+    results = solve_many(instances, d, r, iterations=iterations, params=params, executor=ex)
+    wall = time.perf_counter() - t0
+    return results, wall, sum(res.extra["task_seconds"] for res in results)
+
+
 def measure(backend: str, workers: int, instances: list, iterations: int) -> dict:
     d, r = operators()
     params = glns.SolveParams.paper()
     with make_executor(backend, workers) as ex:
         warm = [generate_cvrp(10, s) for s in range(2 * workers)]
-        solve_many(warm, d, r, iterations=5, params=params, executor=ex)
-        t0 = time.perf_counter()
-        results = solve_many(instances, d, r, iterations=iterations, params=params, executor=ex)
-        wall = time.perf_counter() - t0
-    in_task = sum(res.extra["task_seconds"] for res in results)
+        results, wall, in_task = timed(ex, warm, instances, d, r, iterations, params)
     solver = sum(res.runtime for res in results)
     n = len(results)
     return {"backend": backend, "workers": workers, "tasks": n, "wall": wall, "in_task": in_task,
@@ -77,11 +84,7 @@ def measure_evolution(backend: str, workers: int) -> None:
               ("validation", [generate_cvrp(50, 30000 + i) for i in range(64)], 500, validation)]
     with make_executor(backend, workers) as ex:
         for name, insts, iterations, (dd, rr) in shapes:
-            solve_many(insts[:2 * workers], dd, rr, iterations=5, params=params, executor=ex)
-            t0 = time.perf_counter()
-            results = solve_many(insts, dd, rr, iterations=iterations, params=params, executor=ex)
-            wall = time.perf_counter() - t0
-            in_task = sum(res.extra["task_seconds"] for res in results)
+            results, wall, in_task = timed(ex, insts[:2 * workers], insts, dd, rr, iterations, params)
             n = len(results)
             print(f"{backend} x{workers} {name:10}: {n} tasks, wall {wall:.2f} s, in-task "
                   f"{in_task / n:.4f} s/task, overhead {1000 * (workers * wall - in_task) / n:.1f} ms/task",

@@ -18,10 +18,9 @@ kept open across calls pays for them once per worker.
 
 from __future__ import annotations
 
-import time
 from typing import Any, Callable, Protocol, Sequence, runtime_checkable
 
-from glns.sandbox.pool import TaskResult, WorkerPool
+from glns.sandbox.pool import TaskResult, WorkerPool, call_task, check_timeouts
 
 __all__ = ["Executor", "SerialExecutor", "make_executor", "BACKENDS", "check_timeouts"]
 
@@ -45,16 +44,6 @@ class Executor(Protocol):
         ...
 
 
-def check_timeouts(n: int, timeout: float | Sequence[float]) -> list[float]:
-    """One positive timeout per task from one value or a sequence (ValueError otherwise)."""
-    limits = [float(timeout)] * n if isinstance(timeout, (int, float)) else [float(t) for t in timeout]
-    if len(limits) != n:
-        raise ValueError(f"{len(limits)} timeouts for {n} tasks")
-    if any(not t > 0 for t in limits):
-        raise ValueError("timeouts must be > 0 seconds")
-    return limits
-
-
 class SerialExecutor:
     """Runs every task in the calling process, in order (no isolation, timeouts not enforced)."""
 
@@ -75,14 +64,8 @@ class SerialExecutor:
         check_timeouts(len(tasks), timeout)
         results = []
         for i, args in enumerate(tasks):
-            t0 = time.perf_counter()
-            try:
-                res = TaskResult("ok", fn(*args))
-            except MemoryError:
-                res = TaskResult("memory", message="ran out of memory")
-            except Exception as exc:   # KeyboardInterrupt and SystemExit stop the batch
-                res = TaskResult("error", message=f"{type(exc).__name__}: {exc}")
-            res = TaskResult(res.status, res.value, res.message, time.perf_counter() - t0)
+            # catches Exception only: KeyboardInterrupt and SystemExit stop the batch
+            res = TaskResult(*call_task(fn, args, "ran out of memory"))
             results.append(res)
             if on_result is not None:
                 on_result(i, res)

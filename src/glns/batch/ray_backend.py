@@ -15,11 +15,9 @@ glns must be installed on every node of the cluster (same version).
 from __future__ import annotations
 
 import time
-import traceback
 from typing import Any, Callable, Sequence
 
-from glns.batch.executors import check_timeouts
-from glns.sandbox.pool import TaskResult
+from glns.sandbox.pool import TaskResult, call_task, check_timeouts
 
 __all__ = ["RayExecutor", "import_ray"]
 
@@ -37,14 +35,7 @@ class _Worker:
     """The body of an actor (made a Ray actor class by RayExecutor)."""
 
     def run(self, fn: Callable, args: tuple) -> tuple[str, Any, str | None, float]:
-        t0 = time.perf_counter()
-        try:
-            answer = ("ok", fn(*args), None)
-        except MemoryError:
-            answer = ("memory", None, "ran out of memory")
-        except Exception as exc:
-            answer = ("error", None, "".join(traceback.format_exception_only(type(exc), exc)).strip())
-        return (*answer, time.perf_counter() - t0)
+        return call_task(fn, args, "ran out of memory")
 
     def pid(self) -> int:
         import os

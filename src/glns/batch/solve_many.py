@@ -18,21 +18,18 @@ Decisions:
 
 from __future__ import annotations
 
-import math
+import contextlib
 import sys
 import time
-import types
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 from glns.batch.executors import BACKENDS, Executor, make_executor
-from glns.exceptions import OperatorError
-from glns.operators import Operator
 from glns.params import SolveParams
 from glns.problems import Problem
 from glns.result import Result
 from glns.rng import run_seed
-from glns.sandbox.evaluation import PythonSource, _operator_wire, _problem_wire, solve_task
+from glns.sandbox.evaluation import _failure_message, _operator_wires, _solve_tasks, solve_task
 from glns.sandbox.pool import TaskResult
 
 __all__ = ["solve_many", "TaskFailure", "BatchError", "RETRYABLE", "NO_DEADLINE"]
@@ -103,36 +100,6 @@ def _check_stops(iterations: Any, time_limit: Any, no_improvement: Any) -> None:
         raise ValueError(f"no_improvement must be a positive integer, got {no_improvement!r}")
 
 
-def _wires(spec: Any, kind: str) -> list[tuple]:
-    from glns.solve import DEFAULT_DESTROY, DEFAULT_REPAIR
-
-    if spec is None:
-        spec = DEFAULT_DESTROY if kind == "destroy" else DEFAULT_REPAIR
-    if isinstance(spec, (str, Operator, PythonSource)) or callable(spec):
-        spec = [spec]
-    wires = [_operator_wire(s, kind, i) for i, s in enumerate(spec)]
-    if not wires:
-        raise ValueError(f"give at least one {kind} operator")
-    return wires
-
-
-def _operator_wires(destroy: Any, repair: Any, kinds: set[str]) -> dict[str, tuple[list, list]]:
-    """(destroy wires, repair wires) per problem kind (they differ only for exported modules)."""
-    if isinstance(repair, types.ModuleType):
-        raise OperatorError(f"module {repair.__name__!r} passed as repair: pass an exported operator "
-                            "module as the destroy argument, alone")
-    if isinstance(destroy, types.ModuleType):
-        from glns.solve import module_operators
-
-        out = {}
-        for kind in sorted(kinds):
-            d, r = module_operators(destroy, repair, kind)
-            out[kind] = (_wires(d, "destroy"), _wires(r, "repair"))
-        return out
-    both = (_wires(destroy, "destroy"), _wires(repair, "repair"))
-    return {kind: both for kind in kinds}
-
-
 def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = None, *,
                iterations: int | None = None, time_limit: float | None = None,
                no_improvement: int | None = None, seed: int = 0,
@@ -196,44 +163,35 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
     if executor is not None and (backend != "process" or workers is not None or address is not None):
         raise ValueError("pass either an executor or backend/workers/address, not both")
     wires = _operator_wires(destroy, repair, {p.kind for p in instances})
-    if executor is None:
-        # validate the arguments before starting workers (or a Ray runtime)
-        with make_executor(backend, workers, address=address) as own:
-            return solve_many(instances, destroy, repair, iterations=iterations, time_limit=time_limit,
-                              no_improvement=no_improvement, seed=seed, params=params,
-                              progress=progress, retries=retries, task_timeout=task_timeout,
-                              errors=errors, executor=own)
-
     seeds = [run_seed(seed, i) for i in range(len(instances))]
-    tasks = []
-    for problem, s in zip(instances, seeds):
-        key, spec = _problem_wire(problem)
-        d_wire, r_wire = wires[problem.kind]
-        tasks.append((key, spec, d_wire, r_wire, iterations, s, params, time_limit, no_improvement))
+    tasks = _solve_tasks(instances, seeds, wires, iterations, params, time_limit, no_improvement)
+    deadline = task_timeout or NO_DEADLINE
     report = _ProgressLine(len(tasks)) if progress is True else (progress or None)
     final: list[TaskResult | None] = [None] * len(tasks)
     attempts = [0] * len(tasks)
     counts = {"done": 0, "failed": 0}
     pending = list(range(len(tasks)))
-    for attempt in range(int(retries) + 1):
-        if not pending:
-            break
-        last = attempt == retries
+    # the arguments are all checked: only now start workers (or a Ray runtime) if needed
+    with contextlib.nullcontext(executor) if executor is not None \
+            else make_executor(backend, workers, address=address) as ex:
+        for attempt in range(int(retries) + 1):
+            if not pending:
+                break
+            last = attempt == retries
 
-        def on_result(j: int, res: TaskResult, pending: list[int] = pending, last: bool = last) -> None:
-            i = pending[j]
-            attempts[i] += 1
-            if res.ok or last or res.status not in RETRYABLE:
-                counts["done"] += 1
-                counts["failed"] += not res.ok
-                if report is not None:
-                    report(counts["done"], len(tasks), counts["failed"])
+            def on_result(j: int, res: TaskResult, pending: list[int] = pending, last: bool = last) -> None:
+                i = pending[j]
+                attempts[i] += 1
+                if res.ok or last or res.status not in RETRYABLE:
+                    counts["done"] += 1
+                    counts["failed"] += not res.ok
+                    if report is not None:
+                        report(counts["done"], len(tasks), counts["failed"])
 
-        answers = executor.map(solve_task, [tasks[i] for i in pending],
-                               timeout=task_timeout or NO_DEADLINE, on_result=on_result)
-        for i, res in zip(pending, answers):
-            final[i] = res
-        pending = [i for i in pending if final[i].status in RETRYABLE]   # type: ignore[union-attr]
+            answers = ex.map(solve_task, [tasks[i] for i in pending], timeout=deadline, on_result=on_result)
+            for i, res in zip(pending, answers):
+                final[i] = res
+            pending = [i for i in pending if final[i].status in RETRYABLE]   # type: ignore[union-attr]
 
     out: list[Any] = []
     failures = []
@@ -243,10 +201,8 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
             res.value.extra.update(task_seconds=res.seconds, attempts=attempts[i])
             out.append(res.value)
         else:
-            msg = res.message or res.status
-            if res.status == "timeout":
-                msg = f"the run did not finish within {task_timeout:g} s; its worker was killed"
-            failures.append(TaskFailure(i, seeds[i], res.status, msg, attempts[i]))
+            failures.append(TaskFailure(i, seeds[i], res.status, _failure_message(res, deadline),
+                                        attempts[i]))
             out.append(failures[-1])
     if failures and errors == "raise":
         raise BatchError(failures, out)

@@ -10,14 +10,13 @@ import resource
 import signal
 import sys
 import threading
-import time
-import traceback
 from typing import Any
 
 import glns  # noqa: F401  (preload: numpy, the core and the operator bridge)
 import glns._core._alns  # noqa: F401
 import glns._core._native_ops  # noqa: F401
 import glns.datasets  # noqa: F401
+from glns.sandbox.pool import call_task
 
 
 def _limit_memory(memory_mb: int | None) -> None:
@@ -77,14 +76,9 @@ def worker_main(conn: Any, memory_mb: int | None, quiet: bool) -> None:
         if msg is None:
             return
         fn, args = msg
-        t0 = time.perf_counter()
-        try:
-            answer = ("ok", fn(*args), None)
-        except MemoryError:
-            answer = ("memory", None, f"exceeded the memory limit of {memory_mb} MB")
-        except BaseException as exc:  # SystemExit and the bridge's timeout included
-            answer = ("error", None, "".join(traceback.format_exception_only(type(exc), exc)).strip())
-        seconds = time.perf_counter() - t0
+        # BaseException: SystemExit and the bridge's timeout included
+        *answer, seconds = call_task(fn, args, f"exceeded the memory limit of {memory_mb} MB",
+                                     BaseException)
         try:
             retire = not _tidy_up(recursion_limit)
         except BaseException:

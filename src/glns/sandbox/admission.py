@@ -34,6 +34,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from glns.sandbox.evaluation import _cached
 from glns.sandbox.policy import ALLOWED_IMPORTS, policy_violation
 from glns.sandbox.pool import TaskResult, WorkerPool
 
@@ -138,17 +139,11 @@ def _show_lines_of(source: str) -> None:
 
 
 def _compile(source: str, kind: str, function: str | None) -> Any:
-    _show_lines_of(source)
-    key = (source, kind, function)
-    op = _OPERATORS.get(key)
-    if op is None:
-        from glns.operators import from_source
+    from glns.operators import from_source
 
-        op = from_source(source, kind, function=function)
-        if len(_OPERATORS) >= _CACHE_SIZE:
-            _OPERATORS.pop(next(iter(_OPERATORS)))
-        _OPERATORS[key] = op
-    return op
+    _show_lines_of(source)
+    return _cached(_OPERATORS, (source, kind, function),
+                   lambda: from_source(source, kind, function=function), _CACHE_SIZE)
 
 
 def compile_task(source: str, kind: str, function: str | None, limit: float) -> dict[str, Any]:
@@ -189,20 +184,15 @@ def compile_task(source: str, kind: str, function: str | None, limit: float) -> 
 
 
 def _problem(problem: str, n: int, seed: int, capacity: int) -> Any:
-    key = (problem, n, seed, capacity)
-    p = _PROBLEMS.get(key)
-    if p is None:
-        from glns import datasets
+    from glns import datasets
 
+    def build() -> Any:
         if problem == "tsp":
-            p = datasets.generate_tsp(n, seed)
-        else:
-            gen = datasets.generate_cvrp if problem == "cvrp" else datasets.generate_ovrp
-            p = gen(n, seed, capacity)
-        if len(_PROBLEMS) >= _CACHE_SIZE:
-            _PROBLEMS.pop(next(iter(_PROBLEMS)))
-        _PROBLEMS[key] = p
-    return p
+            return datasets.generate_tsp(n, seed)
+        gen = datasets.generate_cvrp if problem == "cvrp" else datasets.generate_ovrp
+        return gen(n, seed, capacity)
+
+    return _cached(_PROBLEMS, (problem, n, seed, capacity), build, _CACHE_SIZE)
 
 
 def _readonly_data(problem: Any) -> dict[str, Any]:
@@ -363,6 +353,11 @@ def case_task(source: str, kind: str, function: str | None, problem: str, n: int
     return {"ok": True, "seconds": seconds, "warnings": warnings}
 
 
+def _step(fn: Any, args: tuple) -> dict[str, Any]:
+    """One step of a check (compile_task or case_task): lets one pool.map run mixed steps."""
+    return fn(*args)
+
+
 # ============================================================================= parent side
 
 
@@ -482,12 +477,10 @@ def check_operators(requests: Sequence[CheckRequest], *, pool: WorkerPool | None
         if not active:
             break
         steps = [st.task(cfg) for st in active]
-        # one pool.map per function: map takes a single function
-        for fn in {id(f): f for f, _, _ in steps}.values():
-            group = [(st, args, limit) for st, (f, args, limit) in zip(active, steps) if f is fn]
-            answers = pool.map(fn, [args for _, args, _ in group], timeout=[lim for _, _, lim in group])
-            for (st, _, _), res in zip(group, answers):
-                st.record(res, cfg, pool.memory_mb)
+        answers = pool.map(_step, [(fn, args) for fn, args, _ in steps],
+                           timeout=[limit for _, _, limit in steps])
+        for st, res in zip(active, answers):
+            st.record(res, cfg, pool.memory_mb)
     return [st.verdict for st in states]  # type: ignore[misc]
 
 

@@ -12,6 +12,7 @@ call :func:`evaluate` once per episode with the same pool at little overhead.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import importlib
@@ -26,7 +27,7 @@ from glns.operators import NATIVE_OPERATORS, Operator, native
 from glns.params import SolveParams
 from glns.problems import Problem
 from glns.result import Result
-from glns.sandbox.pool import WorkerPool
+from glns.sandbox.pool import TaskResult, WorkerPool
 
 if TYPE_CHECKING:
     from glns.batch.executors import Executor
@@ -170,6 +171,62 @@ def _problem_wire(problem: Problem) -> tuple[str, tuple]:
     return h.hexdigest(), spec
 
 
+def _wires(spec: Any, kind: str) -> list[tuple]:
+    """The wires of one operator argument: one operator or a list (None: glns.solve's defaults)."""
+    from glns.solve import DEFAULT_DESTROY, DEFAULT_REPAIR
+
+    if spec is None:
+        spec = DEFAULT_DESTROY if kind == "destroy" else DEFAULT_REPAIR
+    if isinstance(spec, (str, Operator, PythonSource)) or callable(spec):
+        spec = [spec]
+    wires = [_operator_wire(s, kind, i) for i, s in enumerate(spec)]
+    if not wires:
+        raise ValueError(f"give at least one {kind} operator")
+    return wires
+
+
+def _operator_wires(destroy: Any, repair: Any, kinds: set[str]) -> dict[str, tuple[list, list]]:
+    """(destroy wires, repair wires) per problem kind (they differ only for exported modules).
+
+    Everything is checked here, in the caller, before a task runs: with no instances (kinds
+    empty) an exported module is checked against the kind it was evolved for.
+    """
+    if isinstance(repair, types.ModuleType):
+        raise OperatorError(f"module {repair.__name__!r} passed as repair: pass an exported operator "
+                            "module as the destroy argument, alone")
+    if isinstance(destroy, types.ModuleType):
+        from glns.solve import module_operators
+
+        out = {}
+        for kind in sorted(kinds) or [str(getattr(destroy, "PROBLEM", "")).lower()]:
+            d, r = module_operators(destroy, repair, kind)
+            out[kind] = (_wires(d, "destroy"), _wires(r, "repair"))
+        return out
+    both = (_wires(destroy, "destroy"), _wires(repair, "repair"))
+    return {kind: both for kind in kinds}
+
+
+def _solve_tasks(instances: Sequence[Problem], seeds: Sequence[int], wires: dict[str, tuple[list, list]],
+                 iterations: int | None, params: SolveParams, time_limit: float | None = None,
+                 no_improvement: int | None = None) -> list[tuple]:
+    """The arguments of :func:`solve_task`, one tuple per instance."""
+    tasks = []
+    for problem, seed in zip(instances, seeds):
+        key, spec = _problem_wire(problem)
+        d_wire, r_wire = wires[problem.kind]
+        tasks.append((key, spec, d_wire, r_wire, iterations, seed, params, time_limit, no_improvement))
+    return tasks
+
+
+def _failure_message(res: TaskResult, task_timeout: float) -> str:
+    """Why a solve_task run has no result, for the caller's users."""
+    if res.status == "timeout":
+        return f"the run did not finish within {task_timeout:g} s; its worker was killed"
+    if res.status == "memory":
+        return f"the run {res.message}"
+    return res.message or res.status
+
+
 # ============================================================================= worker side
 
 _PROBLEMS: dict[str, Problem] = {}
@@ -177,11 +234,14 @@ _OPERATORS: dict[tuple, Operator] = {}
 _CACHE_SIZE = 256
 
 
-def _cached(cache: dict, key: Any, build: Any) -> Any:
+def _cached(cache: dict, key: Any, build: Any, size: int = _CACHE_SIZE) -> Any:
+    """cache[key], built by build() when missing; past `size` entries the oldest one goes.
+
+    The worker-side cache of every task function (here and in glns.sandbox.admission)."""
     value = cache.get(key)
     if value is None:
         value = build()
-        if len(cache) >= _CACHE_SIZE:
+        if len(cache) >= size:
             cache.pop(next(iter(cache)))
         cache[key] = value
     return value
@@ -241,16 +301,17 @@ def solve_task(problem_key: str, problem_spec: tuple, destroy: list[tuple], repa
 # ============================================================================= parent side
 
 
-def evaluate(instances: Sequence[Problem], destroy: Sequence[Any], repair: Sequence[Any], *,
+def evaluate(instances: Sequence[Problem], destroy: Any, repair: Any, *,
              pool: "Executor | None" = None, iterations: int = 100,
              seeds: Sequence[int] | None = None, params: SolveParams | None = None,
              task_timeout: float | None = None) -> list[RunOutcome]:
     """Run ``glns.solve(instance, destroy, repair, ...)`` for every instance in sandbox workers.
 
-    destroy, repair: lists of operators, each a native name, source code, a
-    :class:`PythonSource`, an import path ``"package.module:function"``, a module-level
-    function, or an :class:`glns.operators.Operator` (native, built with ``from_source``, or of
-    a module-level function). The sources are compiled only inside the workers. seeds: one per instance (default 0, 1, 2, ...).
+    destroy, repair: one operator or a list (None: ``glns.solve``'s defaults), each a native
+    name, source code, a :class:`PythonSource`, an import path ``"package.module:function"``, a
+    module-level function, or an :class:`glns.operators.Operator` (native, built with
+    ``from_source``, or of a module-level function). The sources are compiled only inside the
+    workers. seeds: one per instance (default 0, 1, 2, ...).
     params: the solver parameters (default ``SolveParams()``); a missing op_timeout becomes
     ``DEFAULT_OP_TIMEOUT``. task_timeout: seconds after which a run's worker is killed
     (default: ``iterations * 2 * op_timeout + 10``, what a run whose every call hits the
@@ -262,21 +323,7 @@ def evaluate(instances: Sequence[Problem], destroy: Sequence[Any], repair: Seque
 
     Returns one :class:`RunOutcome` per instance, in order; a failed run never raises.
     """
-    if isinstance(destroy, types.ModuleType):
-        from glns.solve import module_operators
-
-        # every instance must suit the module; with none, nothing to check beyond its attributes
-        kinds = {p.kind for p in instances if isinstance(p, Problem)}
-        kinds = sorted(kinds) or [str(getattr(destroy, "PROBLEM", "")).lower()]
-        destroy, repair = [module_operators(destroy, repair, kind) for kind in kinds][0]
-    if isinstance(destroy, (str, Operator, PythonSource)):
-        destroy = [destroy]
-    if isinstance(repair, (str, Operator, PythonSource)):
-        repair = [repair]
-    d_wire = [_operator_wire(s, "destroy", i) for i, s in enumerate(destroy)]
-    r_wire = [_operator_wire(s, "repair", i) for i, s in enumerate(repair)]
-    if not d_wire or not r_wire:
-        raise ValueError("give at least one destroy and one repair operator")
+    wires = _operator_wires(destroy, repair, {p.kind for p in instances if isinstance(p, Problem)})
     if int(iterations) != iterations or iterations < 1:
         raise ValueError(f"iterations must be a positive integer, got {iterations}")
     seeds = list(range(len(instances))) if seeds is None else [int(s) for s in seeds]
@@ -289,26 +336,9 @@ def evaluate(instances: Sequence[Problem], destroy: Sequence[Any], repair: Seque
         task_timeout = iterations * 2 * params.op_timeout + 10.0
     if not task_timeout > 0:
         raise ValueError(f"task_timeout must be > 0 seconds, got {task_timeout}")
-    if pool is None:
-        with WorkerPool() as own:
-            return evaluate(instances, destroy, repair, pool=own, iterations=iterations,
-                            seeds=seeds, params=params, task_timeout=task_timeout)
-
-    tasks = []
-    for problem, seed in zip(instances, seeds):
-        key, spec = _problem_wire(problem)
-        tasks.append((key, spec, d_wire, r_wire, int(iterations), seed, params))
-    answers = pool.map(solve_task, tasks, timeout=task_timeout)
-    outcomes = []
-    for i, (res, seed) in enumerate(zip(answers, seeds)):
-        if res.ok:
-            outcomes.append(RunOutcome("ok", i, seed, result=res.value, seconds=res.seconds))
-            continue
-        if res.status == "timeout":
-            msg = f"the run did not finish within {task_timeout:g} s; its worker was killed"
-        elif res.status == "memory":
-            msg = f"the run {res.message}"
-        else:
-            msg = res.message
-        outcomes.append(RunOutcome(res.status, i, seed, error=msg, seconds=res.seconds))
-    return outcomes
+    tasks = _solve_tasks(instances, seeds, wires, int(iterations), params)
+    with contextlib.nullcontext(pool) if pool is not None else WorkerPool() as executor:
+        answers = executor.map(solve_task, tasks, timeout=task_timeout)
+    return [RunOutcome("ok", i, seed, result=res.value, seconds=res.seconds) if res.ok else
+            RunOutcome(res.status, i, seed, error=_failure_message(res, task_timeout), seconds=res.seconds)
+            for i, (res, seed) in enumerate(zip(answers, seeds))]

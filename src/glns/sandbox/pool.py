@@ -22,11 +22,12 @@ import os
 import signal
 import threading
 import time
+import traceback
 import weakref
 from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
-__all__ = ["TaskResult", "WorkerPool", "DEFAULT_MEMORY_MB"]
+__all__ = ["TaskResult", "WorkerPool", "DEFAULT_MEMORY_MB", "call_task", "check_timeouts"]
 
 #: default address-space limit of a worker (MB); a worker with glns loaded uses about 100 MB
 DEFAULT_MEMORY_MB = 1024
@@ -57,6 +58,34 @@ class TaskResult:
     @property
     def ok(self) -> bool:
         return self.status == "ok"
+
+
+def call_task(fn: Callable, args: tuple, memory_message: str,
+              catch: type[BaseException] = Exception) -> tuple[str, Any, str | None, float]:
+    """fn(*args) as the fields (status, value, message, seconds) of a :class:`TaskResult`.
+
+    The one place where every executor (sandbox worker, Ray actor, serial) turns a call into a
+    result: MemoryError becomes "memory" with `memory_message`, an exception of type `catch`
+    becomes "error" with its last traceback line; anything else propagates.
+    """
+    t0 = time.perf_counter()
+    try:
+        answer = ("ok", fn(*args), None)
+    except MemoryError:
+        answer = ("memory", None, memory_message)
+    except catch as exc:
+        answer = ("error", None, "".join(traceback.format_exception_only(type(exc), exc)).strip())
+    return (*answer, time.perf_counter() - t0)
+
+
+def check_timeouts(n: int, timeout: float | Sequence[float]) -> list[float]:
+    """One positive timeout per task from one value or a sequence (ValueError otherwise)."""
+    limits = [float(timeout)] * n if isinstance(timeout, (int, float)) else [float(t) for t in timeout]
+    if len(limits) != n:
+        raise ValueError(f"{len(limits)} timeouts for {n} tasks")
+    if any(not t > 0 for t in limits):
+        raise ValueError("timeouts must be > 0 seconds")
+    return limits
 
 
 def _describe_exit(exitcode: int | None) -> str:
@@ -232,12 +261,7 @@ class WorkerPool:
         result) is called in this thread as soon as task i has its result (e.g. progress).
         """
         tasks = [tuple(a) for a in arg_tuples]
-        limits = [float(timeout)] * len(tasks) if isinstance(timeout, (int, float)) \
-            else [float(t) for t in timeout]
-        if len(limits) != len(tasks):
-            raise ValueError(f"{len(limits)} timeouts for {len(tasks)} tasks")
-        if any(not t > 0 for t in limits):
-            raise ValueError("timeouts must be > 0 seconds")
+        limits = check_timeouts(len(tasks), timeout)
         if not tasks:
             return []
         with self._lock:
