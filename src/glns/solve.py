@@ -38,6 +38,31 @@ def _as_list(spec: Any, default: Sequence[str], kind: str) -> list[Any]:
         raise OperatorError(f"cannot use {spec!r} as a {kind} operator") from None
 
 
+def stop_settings(iterations: Any, time_limit: Any, no_improvement: Any) -> dict[str, Any]:
+    """The core's stop settings from the budgets of :func:`solve`; ValueError for a bad one."""
+    out: dict[str, Any] = {}
+    if iterations is not None:
+        if isinstance(iterations, bool) or int(iterations) != iterations or iterations < 0:
+            raise ValueError(f"iterations must be a non-negative integer, got {iterations!r}")
+        out["iterations"] = int(iterations)
+    if time_limit is not None:
+        if not time_limit > 0:
+            raise ValueError(f"time_limit must be > 0 seconds, got {time_limit!r}")
+        out["time_limit"] = float(time_limit)
+    if no_improvement is not None:
+        if isinstance(no_improvement, bool) or int(no_improvement) != no_improvement or no_improvement < 1:
+            raise ValueError(f"no_improvement must be a positive integer, got {no_improvement!r}")
+        out["no_improvement"] = int(no_improvement)
+    return out
+
+
+def refuse_module_as_repair(repair: Any) -> None:
+    """An exported operator module goes alone in the destroy argument, never as repair."""
+    if isinstance(repair, types.ModuleType):
+        raise OperatorError(f"module {repair.__name__!r} passed as repair: pass an exported operator "
+                            "module as the destroy argument, alone")
+
+
 def module_operators(module: types.ModuleType, repair: Any, problem_kind: str) -> tuple[list, list]:
     """The (destroy, repair) operator lists an exported G-LNS module stands for.
 
@@ -101,24 +126,11 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
     cfg = params.to_core(problem.n_customers)
     if iterations is None and time_limit is None and no_improvement is None:
         iterations = DEFAULT_ITERATIONS
-    if iterations is not None:
-        if int(iterations) != iterations or iterations < 0:
-            raise ValueError(f"iterations must be a non-negative integer, got {iterations}")
-        cfg["iterations"] = int(iterations)
-    if time_limit is not None:
-        if not time_limit > 0:
-            raise ValueError(f"time_limit must be > 0 seconds, got {time_limit}")
-        cfg["time_limit"] = float(time_limit)
-    if no_improvement is not None:
-        if int(no_improvement) != no_improvement or no_improvement < 1:
-            raise ValueError(f"no_improvement must be a positive integer, got {no_improvement}")
-        cfg["no_improvement"] = int(no_improvement)
+    cfg.update(stop_settings(iterations, time_limit, no_improvement))
     if int(seed) != seed or not 0 <= seed < 2**64:
         raise ValueError(f"seed must be a non-negative integer, got {seed} (largest: 2**64 - 1)")
 
-    if isinstance(repair, types.ModuleType):
-        raise OperatorError(f"module {repair.__name__!r} passed as repair: pass an exported operator "
-                            "module as the destroy argument, alone")
+    refuse_module_as_repair(repair)
     if isinstance(destroy, types.ModuleType):
         destroy, repair = module_operators(destroy, repair, problem.kind)
     destroy_ops = [_ops.resolve(s, "destroy") for s in _as_list(destroy, DEFAULT_DESTROY, "destroy")]

@@ -29,6 +29,7 @@ from glns.params import SolveParams
 from glns.problems import Problem
 from glns.result import Result
 from glns.rng import run_seed
+from glns.solve import stop_settings
 from glns.sandbox.evaluation import _failure_message, _operator_wires, _solve_tasks, solve_task
 from glns.sandbox.pool import TaskResult
 
@@ -88,18 +89,6 @@ class _ProgressLine:
         self.stream.flush()
 
 
-def _check_stops(iterations: Any, time_limit: Any, no_improvement: Any) -> None:
-    # the same rules as glns.solve, checked here so a bad argument fails before any task runs
-    if iterations is not None and (isinstance(iterations, bool) or int(iterations) != iterations
-                                   or iterations < 0):
-        raise ValueError(f"iterations must be a non-negative integer, got {iterations!r}")
-    if time_limit is not None and not time_limit > 0:
-        raise ValueError(f"time_limit must be > 0 seconds, got {time_limit!r}")
-    if no_improvement is not None and (isinstance(no_improvement, bool)
-                                       or int(no_improvement) != no_improvement or no_improvement < 1):
-        raise ValueError(f"no_improvement must be a positive integer, got {no_improvement!r}")
-
-
 def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = None, *,
                iterations: int | None = None, time_limit: float | None = None,
                no_improvement: int | None = None, seed: int = 0,
@@ -156,7 +145,7 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
         raise ValueError(f"seed must be a non-negative integer below 2**64, got {seed!r}")
     if not (progress is True or progress is False or callable(progress)):
         raise TypeError(f"progress must be True, False or a callable, got {type(progress).__name__}")
-    _check_stops(iterations, time_limit, no_improvement)
+    stop_settings(iterations, time_limit, no_improvement)   # a bad budget fails before any task
     params = params if params is not None else SolveParams()
     if not isinstance(params, SolveParams):
         raise TypeError(f"params must be SolveParams, got {type(params).__name__}")

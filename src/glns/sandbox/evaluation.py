@@ -191,11 +191,10 @@ def _operator_wires(destroy: Any, repair: Any, kinds: set[str]) -> dict[str, tup
     Everything is checked here, in the caller, before a task runs: with no instances (kinds
     empty) an exported module is checked against the kind it was evolved for.
     """
-    if isinstance(repair, types.ModuleType):
-        raise OperatorError(f"module {repair.__name__!r} passed as repair: pass an exported operator "
-                            "module as the destroy argument, alone")
+    from glns.solve import module_operators, refuse_module_as_repair
+
+    refuse_module_as_repair(repair)
     if isinstance(destroy, types.ModuleType):
-        from glns.solve import module_operators
 
         out = {}
         for kind in sorted(kinds) or [str(getattr(destroy, "PROBLEM", "")).lower()]:
