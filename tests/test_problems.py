@@ -12,6 +12,8 @@ from hypothesis.extra.numpy import arrays
 
 from glns import CVRP, OVRP, TSP, InfeasibleSolutionError, InvalidInstanceError, Problem
 from glns.problems import euclidean_distances
+import glns
+from glns.datasets import generate_cvrp, generate_ovrp, generate_tsp
 
 SQUARE = [[0.0, 0.0], [1.0, 0.0], [1.0, 1.0], [0.0, 1.0]]
 DEMANDS = [0, 3, 4, 5]
@@ -393,3 +395,15 @@ def test_cost_check_and_violation():
     t = TSP(SQUARE)
     assert t.cost([0, 1, 2, 3]) == 4.0
     assert t.cost([0, 2, 1, 3]) == math.sqrt(2) + 1.0 + math.sqrt(2) + 1.0
+
+
+@pytest.mark.parametrize("make", [lambda: generate_tsp(12, 3), lambda: generate_cvrp(12, 3), lambda: generate_ovrp(12, 3)])
+def test_problem_pickles_after_its_core_was_built(make):
+    import pickle
+
+    problem = make()
+    sol = glns.solve(problem, iterations=20, seed=1).solution   # builds the core's copy
+    copy = pickle.loads(pickle.dumps(problem))
+    assert copy.kind == problem.kind and copy.name == problem.name
+    assert np.array_equal(copy.distances, problem.distances)
+    assert copy.cost(sol) == problem.cost(sol)

@@ -133,6 +133,10 @@ class Problem:
             self._core = CoreInstance(KIND_CODES[self.kind], self.distances, self.demands, self.capacity)
         return self._core
 
+    def __getstate__(self) -> dict[str, Any]:
+        # the core's copy is a C structure: rebuilt on demand after unpickling
+        return {**self.__dict__, "_core": None}
+
     def problem_data(self) -> dict[str, Any]:
         """The ``problem_data`` dict of SPEC §3 (fresh dict, read-only arrays)."""
         data: dict[str, Any] = {"distance_matrix": self.distances, "coordinates": self.coords}
