@@ -1,4 +1,5 @@
-"""Command line: ``glns solve`` (one instance) and ``glns evolve`` (G-LNS operator evolution)."""
+"""Command line: ``glns solve`` (one instance), ``glns evolve`` (G-LNS operator evolution) and
+``glns bench`` (benchmarks)."""
 
 from __future__ import annotations
 
@@ -196,11 +197,16 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-v", "--verbose", action="store_true", help="print operator statistics")
     s.set_defaults(func=_cmd_solve)
     _add_evolve_parser(sub)
+    from glns.benchmark.cli import add_bench_parser
+
+    add_bench_parser(sub)
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv
     try:
         return args.func(args)
     except (ValueError, ImportError, OSError, RuntimeError) as exc:

@@ -1,0 +1,258 @@
+"""Benchmark output: per-(group, solver) summaries, Markdown and CSV tables, the JSON record
+with every run and the environment."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import platform
+import re
+import sys
+import time
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Iterable, Mapping, Sequence
+
+import numpy as np
+
+__all__ = ["FORMAT", "summarise", "markdown_tables", "csv_text", "environment", "write_outputs",
+           "read_results"]
+
+FORMAT = "glns-bench/1"
+_PACKAGES = ("numpy", "ortools", "pyvrp", "elkai", "alns", "vrplib", "matplotlib", "ray")
+
+
+def summarise(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """One summary per (group, solver), in first-seen order.
+
+    mean_cost, mean_reference: over the runs that succeeded (and, for the reference, have one);
+    group_reference: mean reference of all the group's instances (None if one has none).
+    gap_of_means: 100 (mean_cost / mean_reference - 1); mean_gap: mean of the per-instance gaps.
+    mean_seconds: wall time per run in its worker; batch_seconds: wall time of the whole batch.
+    """
+    order: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
+    for r in records:
+        order.setdefault((r["group"], r["solver"]), []).append(r)
+    out = []
+    for (group, solver), runs in order.items():
+        ok = [r for r in runs if r["cost"] is not None]
+        costs = np.array([r["cost"] for r in ok], dtype=float)
+        with_ref = [r for r in ok if r["reference"] is not None]
+        gaps = [r["gap"] for r in with_ref]
+        mean_cost = float(costs.mean()) if ok else None
+        ref_mean = float(np.mean([r["reference"] for r in with_ref])) if with_ref else None
+        all_refs = [r["reference"] for r in runs if r["reference"] is not None]
+        cost_on_ref = float(np.mean([r["cost"] for r in with_ref])) if with_ref else None
+        iters = [r["iterations"] for r in ok if r.get("iterations") is not None]
+        over_k = sum(1 for r in ok if _over_k(r))
+        out.append({
+            "group": group, "problem": runs[0]["problem"], "solver": solver, "instances": len(runs),
+            "solved": len(ok), "failed": len(runs) - len(ok),
+            "mean_cost": mean_cost, "mean_reference": ref_mean,
+            "group_reference": float(np.mean(all_refs)) if len(all_refs) == len(runs) else None,
+            "gap_of_means": 100.0 * (cost_on_ref / ref_mean - 1.0) if ref_mean else None,
+            "mean_gap": float(np.mean(gaps)) if gaps else None,
+            "mean_seconds": float(np.mean([r["seconds"] for r in ok])) if ok else None,
+            "mean_iterations": float(np.mean(iters)) if iters else None,
+            "batch_seconds": runs[0].get("batch_seconds"), "over_k": over_k,
+        })
+    return out
+
+
+_FLEET = re.compile(r"-k(\d+)$")
+
+
+def _over_k(run: Mapping[str, Any]) -> bool:
+    """A CVRPLIB run that used more routes than the k in the file's name (A-n32-k5): its
+    best-known value assumes k vehicles, glns's fleet is unlimited."""
+    m = _FLEET.search(str(run["instance"]))
+    return bool(m) and run["problem"] != "tsp" and len(run["solution"] or []) > int(m.group(1))
+
+
+def _fmt(x: float | None, spec: str) -> str:
+    return "–" if x is None else format(x, spec)
+
+
+def _cell(s: Mapping[str, Any]) -> str:
+    if s["mean_cost"] is None:
+        return f"failed ({s['failed']})"
+    gap = f" ({_gap(s['mean_gap'])} %)" if s["mean_gap"] is not None else ""
+    fail = f" [{s['failed']} failed]" if s["failed"] else ""
+    return f"{s['mean_cost']:.4f}{gap}, {_seconds(s['mean_seconds'])}{fail}"
+
+
+def _gap(x: float | None, digits: int = 2) -> str:
+    """A signed percentage; rounding noise below the shown digits is not given a sign."""
+    if x is None:
+        return "–"
+    return format(0.0 if abs(x) < 0.5 * 10**-digits else x, f"+.{digits}f")
+
+
+def _seconds(x: float | None) -> str:
+    if x is None:
+        return "–"
+    if x < 0.01:
+        return f"{x * 1000:.1f} ms"
+    return f"{x * 1000:.0f} ms" if x < 1 else f"{x:.2f} s"
+
+
+def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def markdown_tables(summaries: Sequence[Mapping[str, Any]], labels: Mapping[str, str],
+                    reference_labels: Mapping[str, str], suite: str,
+                    extra_rows: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
+                    extra_count: int = 64) -> str:
+    """Markdown: synthetic suite, a table per problem (rows: solvers, columns: sizes; cells: mean
+    objective, mean gap to the reference, mean wall time per instance); library suite, one
+    table (rows: groups, columns: solvers; cells: mean gap, mean time).
+
+    extra_rows: problem -> row label -> group -> value, rows of published figures shown under the
+    measured ones (synthetic) or as extra columns (library), with the gap of their value to the
+    mean reference when the groups have all ``extra_count`` instances the figures are over.
+    """
+    extra_rows = extra_rows or {}
+    blocks = []
+    if suite == "library":
+        groups = list(dict.fromkeys(s["group"] for s in summaries))
+        solvers = list(dict.fromkeys(s["solver"] for s in summaries))
+        extras = {label: vals for rows in extra_rows.values() for label, vals in rows.items()}
+        by = {(s["group"], s["solver"]): s for s in summaries}
+        rows = []
+        for g in groups:
+            first = next(s for s in summaries if s["group"] == g)
+            row = [g, str(first["instances"])]
+            for solver in solvers:
+                s = by.get((g, solver))
+                row.append("–" if s is None else (f"{_gap(s['mean_gap'])} %, {_seconds(s['mean_seconds'])}"
+                                                   + (f" [{s['failed']} failed]" if s["failed"] else "")
+                                                   + (f" [{s['over_k']} over k]" if s["over_k"] else "")))
+            row += [f"{vals[g]:+.1f} %" if g in vals else "–" for vals in extras.values()]
+            rows.append(row)
+        header = ["set", "files", *[labels.get(s, s) for s in solvers], *extras]
+        blocks.append("Mean gap to the best-known value (per file), mean wall time per file\n\n" + _table(header, rows))
+        if any(s["over_k"] for s in summaries):
+            blocks.append("[n over k]: runs that used more routes than the k of the file name. The "
+                          "best-known values assume k vehicles; glns's fleet is unlimited (as in the "
+                          "paper), so such runs can go below them.")
+        return "\n\n".join(blocks) + "\n"
+    for problem in dict.fromkeys(s["problem"] for s in summaries):
+        mine = [s for s in summaries if s["problem"] == problem]
+        groups = list(dict.fromkeys(s["group"] for s in mine))
+        by = {(s["group"], s["solver"]): s for s in mine}
+        rows = []
+        for solver in dict.fromkeys(s["solver"] for s in mine):
+            rows.append([labels.get(solver, solver), *(_cell(by[g, solver]) if (g, solver) in by else "–" for g in groups)])
+        refs = {g: next((s["group_reference"] for s in mine if s["group"] == g), None) for g in groups}
+        rows.append([f"reference: {reference_labels.get(problem, '')}",
+                     *(_fmt(refs[g], ".4f") for g in groups)])
+        count = max(s["instances"] for s in mine)
+        for label, vals in extra_rows.get(problem, {}).items():
+            # published means are over all 64 instances: a gap to a subset's reference means nothing
+            full = count == extra_count
+            rows.append([label, *(("–" if g not in vals else
+                                   f"{vals[g]:.4f}" + (f" ({_gap(100 * (vals[g] / refs[g] - 1))} %)" if refs[g] and full else ""))
+                                  for g in groups)])
+        blocks.append(f"{problem.upper()}: mean objective over {count} instances (mean gap to the "
+                      f"reference), mean wall time per instance\n\n" + _table([problem.upper(), *groups], rows))
+    return "\n\n".join(blocks) + "\n"
+
+
+CSV_FIELDS = ("problem", "group", "solver", "label", "instances", "solved", "failed", "mean_cost",
+              "mean_reference", "mean_gap", "gap_of_means", "mean_seconds", "mean_iterations", "batch_seconds",
+              "over_k")
+
+
+def csv_text(summaries: Sequence[Mapping[str, Any]], labels: Mapping[str, str]) -> str:
+    """The summaries as CSV, one row per (group, solver); empty cells for missing values."""
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=CSV_FIELDS, lineterminator="\n")
+    w.writeheader()
+    for s in summaries:
+        w.writerow({k: ("" if v is None else v) for k, v in
+                    {**s, "label": labels.get(s["solver"], s["solver"])}.items() if k in CSV_FIELDS})
+    return buf.getvalue()
+
+
+def _cpu_model() -> str:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def environment() -> dict[str, Any]:
+    """Versions (Python, glns, numpy and the baselines' packages, None when absent), CPU model,
+    usable cores, memory, OS."""
+    import glns
+
+    versions = {}
+    for name in _PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            versions[name] = None
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # pragma: no cover - not Linux
+        cores = os.cpu_count()
+    try:
+        memory_gb = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
+    except (ValueError, OSError, AttributeError):  # pragma: no cover
+        memory_gb = None
+    return {"glns": glns.__version__, "python": sys.version.split()[0], "packages": versions,
+            "cpu": _cpu_model(), "cores": cores, "memory_gb": memory_gb,
+            "platform": platform.platform(), "hostname": platform.node()}
+
+
+def write_outputs(out_dir: str | os.PathLike, document: Mapping[str, Any], markdown: str, csv_data: str) -> dict[str, Path]:
+    """Write results.json, summary.md and summary.csv into out_dir (atomically each)."""
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    files = {"json": out / "results.json", "markdown": out / "summary.md", "csv": out / "summary.csv"}
+    texts = {"json": json.dumps(document, indent=1, default=_json_default) + "\n",
+             "markdown": markdown, "csv": csv_data}
+    for key, path in files.items():
+        tmp = path.with_suffix(path.suffix + ".tmp")
+        tmp.write_text(texts[key], encoding="utf-8")
+        os.replace(tmp, path)
+    return files
+
+
+def _json_default(x: Any) -> Any:
+    if isinstance(x, np.integer):
+        return int(x)
+    if isinstance(x, np.floating):
+        return float(x)
+    if isinstance(x, np.ndarray):
+        return x.tolist()
+    raise TypeError(f"cannot write {type(x).__name__} to JSON")
+
+
+def read_results(path: str | os.PathLike) -> dict[str, Any]:
+    """A results.json (or the directory holding it); ValueError if it is not a glns bench file."""
+    p = Path(path)
+    if p.is_dir():
+        p = p / "results.json"
+    try:
+        doc = json.loads(p.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ValueError(f"no benchmark results at {p}") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{p} is not valid JSON: {exc}") from None
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        raise ValueError(f"{p} is not a glns bench results file (format {FORMAT!r})")
+    return doc
+
+
+def timestamp() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%S%z")

@@ -1,0 +1,286 @@
+"""Run a benchmark: every solver on every group of instances, one record per run.
+
+Decisions:
+
+- Every run of every solver goes through one process pool (:func:`glns.batch.make_executor`):
+  glns configurations via :func:`glns.solve_many` (instance i of a group runs with seed
+  ``glns.rng.run_seed(seed, i)``), baselines via :func:`glns.benchmark.baselines.run_baseline`
+  with the same seed (below 2**31, which every baseline accepts). One run per core at a time, so
+  time-limited solvers get a whole core each.
+- Costs are never taken from a solver's word: every returned solution is checked with
+  ``problem.check`` and costed with ``problem.cost``; an infeasible one becomes a failed run.
+- A failed run (crash, timeout, infeasible answer) is recorded with its error and left out of
+  the means; the batch goes on.
+- The records are written to ``results.json`` after every (group, solver) batch; a run started
+  again on the same directory with the same settings skips the batches already there.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from glns.batch import make_executor, solve_many
+from glns.batch.solve_many import TaskFailure
+from glns.benchmark.solvers import SolverSpec
+from glns.benchmark.suites import Group
+from glns.problems import Problem
+from glns.result import Result
+from glns.rng import run_seed
+
+__all__ = ["Settings", "run_benchmark", "baseline_task", "glns_curve"]
+
+#: seeds handed to baselines stay below this (PyVRP, alns and random.Random all accept it)
+BASELINE_SEED_BOUND = 2**31
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Budgets and execution of a benchmark.
+
+    iterations: per run of glns configurations and iteration-based baselines (alns).
+    time_limit: seconds per run of time-based baselines (OR-Tools, PyVRP).
+    glns_time_limit: if set, glns configurations run for this many seconds instead of
+    ``iterations``. seed: master seed. workers: processes (None: all cores).
+    task_timeout: seconds after which a run is killed and recorded as failed (None: twice the
+    time limit plus a minute for time-limited runs, no limit for the others).
+    """
+
+    iterations: int = 500
+    time_limit: float = 5.0
+    glns_time_limit: float | None = None
+    seed: int = 0
+    workers: int | None = None
+    task_timeout: float | None = None
+
+    def budget_of(self, spec: SolverSpec) -> dict[str, Any]:
+        """The budget arguments of one run of ``spec``."""
+        if spec.kind == "glns":
+            return {"time_limit": self.glns_time_limit} if self.glns_time_limit else {"iterations": self.iterations}
+        return {"time_limit": self.time_limit} if spec.budget == "time" else {"iterations": self.iterations}
+
+    def expected_seconds(self, spec: SolverSpec) -> float | None:
+        """Seconds one run takes by its budget, when the budget is a time (else None)."""
+        budget = self.budget_of(spec)
+        return budget.get("time_limit")
+
+
+def glns_curve(result: Result) -> dict[str, list]:
+    """Best-so-far at each improvement of a glns run (and its last iteration): iteration
+    (1-based), seconds since the loop started, cost."""
+    best = np.asarray(result.best_curve, dtype=np.float64)
+    if best.size == 0:
+        return {"iteration": [], "seconds": [], "cost": []}
+    seconds = np.cumsum(result.iteration_seconds)
+    keep = np.flatnonzero(np.r_[True, best[1:] < best[:-1]])
+    if keep[-1] != best.size - 1:
+        keep = np.r_[keep, best.size - 1]
+    return {"iteration": (keep + 1).tolist(), "seconds": seconds[keep].tolist(), "cost": best[keep].tolist()}
+
+
+def _operator_stats(result: Result) -> dict[str, Any]:
+    return {"destroy": [s.name for s in result.destroy_stats], "repair": [s.name for s in result.repair_stats],
+            "destroy_weights": [s.weight for s in result.destroy_stats],
+            "repair_weights": [s.weight for s in result.repair_stats],
+            "destroy_calls": [s.calls for s in result.destroy_stats],
+            "repair_calls": [s.calls for s in result.repair_stats],
+            "synergy": np.asarray(result.synergy).tolist()}
+
+
+def baseline_task(name: str, problem: Problem, budget: dict[str, Any], seed: int) -> Any:
+    """One baseline run (executed in a worker)."""
+    from glns.benchmark.baselines import run_baseline
+
+    return run_baseline(name, problem, seed=seed, **budget)
+
+
+def _checked_cost(problem: Problem, solution: Any) -> tuple[float | None, str | None]:
+    err = problem.violation(solution) if solution is not None else "no solution"
+    if err is not None:
+        return None, f"infeasible solution: {err}"
+    return float(problem.cost(solution)), None
+
+
+def _record(group: Group, i: int, spec: SolverSpec, seed: int, solution: Any, seconds: float | None,
+            iterations: int | None, curve: dict | None, operators: dict | None, error: str | None) -> dict:
+    problem = group.instances[i]
+    cost = None
+    if error is None:
+        cost, error = _checked_cost(problem, solution)
+    ref = group.references[i]
+    gap = 100.0 * (cost / ref - 1.0) if cost is not None and ref else None
+    return {"group": group.name, "problem": group.problem, "instance": problem.name,
+            "locator": group.locators[i], "solver": spec.name, "seed": seed, "cost": cost,
+            "reference": ref, "gap": gap, "seconds": seconds, "iterations": iterations,
+            "solution": solution if cost is not None else None, "curve": curve,
+            "operators": operators, "error": error}
+
+
+class Progress:
+    """Progress lines on stderr: the current batch per instance with its ETA, and the whole
+    benchmark's ETA. On a terminal the line is rewritten in place; in a log, a line at most
+    every ``log_every`` seconds and at the end of every batch."""
+
+    def __init__(self, batches: Sequence[tuple[Group, SolverSpec]], settings: Settings, workers: int,
+                 stream: Any = None, enabled: bool = True, log_every: float = 10.0) -> None:
+        self.batches, self.settings, self.workers = list(batches), settings, workers
+        self.stream = stream or sys.stderr
+        self.enabled, self.log_every = enabled, log_every
+        self.tty = bool(getattr(self.stream, "isatty", lambda: False)())
+        self.t0 = time.monotonic()
+        self.per_task: dict[str, list[float]] = {}     # solver -> seconds per finished task (wall/worker)
+        self.index = -1
+        self.last_print = self.t0
+
+    def start_batch(self, index: int) -> None:
+        self.index, self.batch_t0, self.done, self.failed = index, time.monotonic(), 0, 0
+
+    def _estimate(self, spec: SolverSpec) -> float:
+        fixed = self.settings.expected_seconds(spec)
+        if fixed is not None:
+            return fixed
+        seen = self.per_task.get(spec.name) or [x for v in self.per_task.values() for x in v]
+        return float(np.mean(seen)) if seen else 1.0
+
+    def task_done(self, ok: bool) -> None:
+        group, spec = self.batches[self.index]
+        self.done += 1
+        self.failed += not ok
+        elapsed = time.monotonic() - self.batch_t0
+        # seconds of one worker per task, from this batch so far (used for later batches)
+        self.per_task[spec.name] = [elapsed * min(self.workers, len(group)) / self.done]
+        left = len(group) - self.done
+        eta = elapsed / self.done * left
+        rest = sum(len(g) * self._estimate(s) for g, s in self.batches[self.index + 1:]) / self.workers
+        fail = f", {self.failed} failed" if self.failed else ""
+        line = (f"[{self.index + 1}/{len(self.batches)}] {group.name} {spec.name}: {self.done}/{len(group)}"
+                f"{fail}, {elapsed:.0f} s, ETA {_duration(eta)} (all: {_duration(eta + rest)})")
+        self._print(line, final=left == 0)
+
+    def skip(self, index: int, why: str) -> None:
+        group, spec = self.batches[index]
+        self._print(f"[{index + 1}/{len(self.batches)}] {group.name} {spec.name}: {why}", final=True)
+
+    def _print(self, line: str, final: bool) -> None:
+        if not self.enabled:
+            return
+        now = time.monotonic()
+        if self.tty:
+            self.stream.write("\r" + line.ljust(100) + ("\n" if final else ""))
+        elif final or now - self.last_print >= self.log_every:
+            self.stream.write(line + "\n")
+            self.last_print = now
+        self.stream.flush()
+
+
+def _duration(seconds: float) -> str:
+    if not math.isfinite(seconds):
+        return "?"
+    seconds = int(round(seconds))
+    if seconds < 90:
+        return f"{seconds} s"
+    if seconds < 5400:
+        return f"{seconds // 60} min {seconds % 60:02d} s"
+    return f"{seconds // 3600} h {seconds % 3600 // 60:02d} min"
+
+
+def _failure_tracker(on_task: Callable[[bool], None]) -> Callable[[int, int, int], None]:
+    """solve_many's progress(done, total, failed) as one on_task(ok) call per finished task."""
+    seen = {"failed": 0}
+
+    def progress(done: int, total: int, failed: int) -> None:
+        on_task(failed == seen["failed"])
+        seen["failed"] = failed
+
+    return progress
+
+
+def _run_glns(ex: Any, group: Group, spec: SolverSpec, settings: Settings,
+              on_task: Callable[[bool], None]) -> list[dict]:
+    budget = settings.budget_of(spec)
+    results = solve_many(group.instances, spec.destroy, spec.repair, seed=settings.seed, params=spec.params,
+                         executor=ex, errors="return", task_timeout=settings.task_timeout,
+                         progress=_failure_tracker(on_task), **budget)
+    records = []
+    for i, res in enumerate(results):
+        seed = run_seed(settings.seed, i)
+        if isinstance(res, TaskFailure):
+            records.append(_record(group, i, spec, seed, None, None, None, None, None,
+                                   f"{res.status}: {res.error}"))
+        else:
+            records.append(_record(group, i, spec, seed, res.solution, float(res.extra.get("task_seconds", res.runtime)),
+                                   res.iterations, glns_curve(res), _operator_stats(res), None))
+    return records
+
+
+def _run_baseline(ex: Any, group: Group, spec: SolverSpec, settings: Settings,
+                  on_task: Callable[[bool], None]) -> list[dict]:
+    budget = settings.budget_of(spec)
+    seeds = [run_seed(settings.seed, i) % BASELINE_SEED_BOUND for i in range(len(group))]
+    timeout = settings.task_timeout or (2 * budget["time_limit"] + 60 if "time_limit" in budget else 7 * 86400.0)
+    tasks = [(spec.name, p, budget, s) for p, s in zip(group.instances, seeds)]
+    answers = ex.map(baseline_task, tasks, timeout=timeout, on_result=lambda j, res: on_task(res.ok))
+    records = []
+    for i, res in enumerate(answers):
+        if not res.ok:
+            records.append(_record(group, i, spec, seeds[i], None, None, None, None, None,
+                                   f"{res.status}: {res.error}"))
+            continue
+        run = res.value
+        records.append(_record(group, i, spec, seeds[i], run.solution, float(run.seconds), run.iterations,
+                               run.curve, None, None))
+    return records
+
+
+def run_benchmark(groups: Sequence[Group], solvers: Sequence[SolverSpec], settings: Settings, *,
+                  done: dict[tuple[str, str], list[dict]] | None = None,
+                  on_batch: Callable[[Group, SolverSpec, list[dict], float], None] | None = None,
+                  progress: bool = True, stream: Any = None) -> list[dict]:
+    """Run every solver on every group it solves; the run records, batch after batch.
+
+    done: records of batches already run ((group, solver) -> records), which are kept and not
+    run again. on_batch(group, solver, records, wall_seconds) after every batch that ran (the CLI
+    saves the results there). Baselines whose package is missing must be filtered out before.
+    """
+    done = dict(done or {})
+    batches = [(g, s) for g in groups for s in solvers if s.solves(g.problem)]
+    workers = settings.workers or _cores()
+    report = Progress([(g, s) for g, s in batches if (g.name, s.name) not in done], settings, workers,
+                      stream=stream, enabled=progress)
+    records: list[dict] = []
+    with make_executor("process", settings.workers) as ex:
+        k = 0
+        for group, spec in batches:
+            if (group.name, spec.name) in done:
+                records.extend(done[group.name, spec.name])
+                continue
+            report.start_batch(k)
+            k += 1
+            t = time.perf_counter()
+            run = _run_glns if spec.kind == "glns" else _run_baseline
+            batch = run(ex, group, spec, settings, report.task_done)
+            wall = time.perf_counter() - t
+            for r in batch:
+                r["batch_seconds"] = wall
+            records.extend(batch)
+            if on_batch is not None:
+                on_batch(group, spec, batch, wall)
+    return records
+
+
+def _cores() -> int:
+    import os
+
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:     # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
+def settings_dict(settings: Settings) -> dict[str, Any]:
+    return asdict(settings)

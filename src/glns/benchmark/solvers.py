@@ -1,0 +1,132 @@
+"""The solvers a benchmark can run, by name.
+
+glns configurations (run with :func:`glns.solve_many`, every instance with its own seed):
+
+- ``default``: ``glns.solve``'s tuned native portfolio.
+- ``paper``: the paper's seed operators (random and worst removal, greedy insertion) with the
+  paper's parameter preset -- G-LNS before any evolution.
+- ``standard``: the paper's "standard ALNS" (random, worst and related removal; greedy, regret-2
+  and regret-3 insertion), native, paper preset.
+- ``module:PATH``: the operators of a Python file: a G-LNS export (its best pair, or its
+  populations if it has none) or any module defining DESTROY and REPAIR (one operator or a list
+  each: native names, source code, or functions of that file). ``population:PATH``: a G-LNS
+  export's final populations.
+
+Baselines (``ortools``, ``pyvrp``, ``lkh``, ``alns``): :mod:`glns.benchmark.baselines`, optional
+extra ``bench``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from glns.params import SolveParams
+from glns.sandbox.evaluation import PythonSource
+
+__all__ = ["SolverSpec", "parse_solver", "GLNS_SOLVERS", "BASELINE_NAMES"]
+
+PAPER_SEEDS = (("random_removal", "worst_removal"), ("greedy_insertion",))
+BASELINE_NAMES = ("ortools", "pyvrp", "lkh", "alns")
+
+
+@dataclass
+class SolverSpec:
+    """One solver of a benchmark.
+
+    name: its key in the results ("default", "ortools", "module:best_operators"). label: its
+    row title. kind: "glns" or "baseline". problems: the kinds it solves (None: all).
+    destroy, repair, params: the glns configuration (glns solvers only). budget: "iterations" or
+    "time" -- which budget it runs on.
+    """
+
+    name: str
+    label: str
+    kind: str
+    budget: str
+    problems: tuple[str, ...] | None = None
+    destroy: Any = None
+    repair: Any = None
+    params: SolveParams | None = None
+    info: dict[str, Any] = field(default_factory=dict)
+
+    def solves(self, problem: str) -> bool:
+        return self.problems is None or problem in self.problems
+
+
+def _standard() -> tuple[tuple, tuple]:
+    from glns.operators import native
+
+    return (("random_removal", "worst_removal", "related_removal"),
+            ("greedy_insertion", "regret_insertion", native("regret_insertion", k=3)))
+
+
+GLNS_SOLVERS = {
+    "default": "glns default portfolio",
+    "paper": "glns seed operators, paper preset",
+    "standard": "standard ALNS (native), paper preset",
+}
+
+
+def _module_operators(path: Path, population: bool) -> tuple[Any, Any, tuple[str, ...] | None, str]:
+    from glns.evolution import load_module
+
+    module = load_module(path)
+    if hasattr(module, "PROBLEM"):           # a G-LNS export
+        kind = str(module.PROBLEM).lower()
+        if population:
+            return list(module.DESTROY), list(module.REPAIR), (kind,), "populations"
+        return module, None, (kind,), "best pair" if getattr(module, "BEST_DESTROY", None) else "populations"
+    if population:
+        raise ValueError(f"population:{path} needs a G-LNS export (with PROBLEM, DESTROY, REPAIR); "
+                         "use module:PATH for other operator modules")
+    missing = [a for a in ("DESTROY", "REPAIR") if not hasattr(module, a)]
+    if missing:
+        raise ValueError(f"{path} defines no {' or '.join(missing)}: an operator module needs DESTROY "
+                         "and REPAIR (one operator or a list each), or is a G-LNS export")
+    source = path.read_text(encoding="utf-8")
+    problems = getattr(module, "PROBLEMS", None)
+    return (_portable(module.DESTROY, source, module), _portable(module.REPAIR, source, module),
+            tuple(problems) if problems else None, "DESTROY/REPAIR")
+
+
+def _portable(spec: Any, source: str, module: types.ModuleType) -> Any:
+    """Functions of a file loaded by path cannot be imported by name in a worker: send the
+    whole file's source with the function's name instead (compiled there)."""
+    if isinstance(spec, (list, tuple)):
+        return [_portable(s, source, module) for s in spec]
+    if inspect.isfunction(spec) and getattr(module, spec.__name__, None) is spec:
+        return PythonSource(source, function=spec.__name__, name=spec.__name__)
+    return spec
+
+
+def parse_solver(name: str) -> SolverSpec:
+    """The :class:`SolverSpec` of a solver name (see the module docstring); ValueError if unknown."""
+    if name == "default":
+        return SolverSpec(name, GLNS_SOLVERS[name], "glns", "iterations")
+    if name == "paper":
+        return SolverSpec(name, GLNS_SOLVERS[name], "glns", "iterations", destroy=PAPER_SEEDS[0],
+                          repair=PAPER_SEEDS[1], params=SolveParams.paper())
+    if name == "standard":
+        destroy, repair = _standard()
+        return SolverSpec(name, GLNS_SOLVERS[name], "glns", "iterations", destroy=destroy,
+                          repair=repair, params=SolveParams.paper())
+    scheme, _, rest = name.partition(":")
+    if scheme in ("module", "population") and rest:
+        path = Path(rest)
+        if not path.is_file():
+            raise ValueError(f"solver {name!r}: no such file {path}")
+        destroy, repair, problems, what = _module_operators(path, scheme == "population")
+        return SolverSpec(f"{scheme}:{path.stem}", f"glns {path.stem} ({what})", "glns", "iterations",
+                          problems=problems, destroy=destroy, repair=repair, info={"path": str(path.resolve())})
+    if name in BASELINE_NAMES:
+        from glns.benchmark.baselines import BASELINES
+
+        b = BASELINES[name]
+        return SolverSpec(name, b.label, "baseline", b.budget, problems=tuple(b.problems),
+                          info={"version": b.version()})
+    known = ", ".join([*GLNS_SOLVERS, *BASELINE_NAMES, "module:PATH", "population:PATH"])
+    raise ValueError(f"unknown solver {name!r}; solvers: {known}")
