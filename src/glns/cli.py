@@ -8,6 +8,7 @@ import sys
 from typing import Sequence
 
 import glns
+from glns.plot.cli import add_plot_parser
 
 
 def _instance(args: argparse.Namespace) -> glns.Problem:
@@ -196,6 +197,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-v", "--verbose", action="store_true", help="print operator statistics")
     s.set_defaults(func=_cmd_solve)
     _add_evolve_parser(sub)
+    add_plot_parser(sub)
     return parser
 
 
