@@ -9,6 +9,8 @@ import sys
 from typing import Sequence
 
 import glns
+from glns.benchmark.cli import add_bench_parser
+from glns.plot.cli import add_plot_parser
 
 
 def _instance(args: argparse.Namespace) -> glns.Problem:
@@ -197,9 +199,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-v", "--verbose", action="store_true", help="print operator statistics")
     s.set_defaults(func=_cmd_solve)
     _add_evolve_parser(sub)
-    from glns.benchmark.cli import add_bench_parser
-
     add_bench_parser(sub)
+    add_plot_parser(sub)
     return parser
 
 
