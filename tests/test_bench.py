@@ -262,3 +262,20 @@ def test_progress_lines_show_counts_and_eta():
     assert lines[-1].startswith("[2/2] tsp10 paper: 3/3")
     p = Progress([(groups[0], parse_solver("default"))], Settings(time_limit=5.0), workers=2, stream=io.StringIO())
     assert p._estimate(parse_solver("default")) == 1.0   # nothing measured yet
+
+
+def test_plots_read_a_bench_directory(tmp_path):
+    pytest.importorskip("matplotlib")
+    from glns.plot import convergence_figure
+
+    doc = bench(tmp_path, "synthetic", "--problems", "cvrp", "--sizes", "10", "--instances", "3",
+                "--iterations", "50", "--solvers", "default", "paper")
+    fig = convergence_figure(tmp_path / "out")
+    ends = {line.get_gid(): line.get_ydata()[-1] for line in fig.axes[0].lines
+            if (line.get_gid() or "").startswith("solver:")}
+    means = {f"solver:{s['solver']}": s["mean_cost"] for s in doc["summary"]}
+    assert ends == pytest.approx(means)
+    for kind in ("convergence", "weights", "synergy"):
+        target = tmp_path / f"{kind}.svg"
+        assert main(["plot", kind, str(tmp_path / "out"), "-o", str(target)]) == 0
+        assert target.read_bytes().lstrip().startswith(b"<?xml")

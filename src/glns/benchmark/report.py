@@ -239,19 +239,28 @@ def _json_default(x: Any) -> Any:
 
 
 def read_results(path: str | os.PathLike) -> dict[str, Any]:
-    """A results.json (or the directory holding it); ValueError if it is not a glns bench file."""
+    """A results.json (or the directory holding it), parsed; ValueError for a missing file,
+    malformed JSON or a file that is not a glns bench record."""
     p = Path(path)
     if p.is_dir():
         p = p / "results.json"
+    if not p.is_file():
+        raise ValueError(f"no such results file: {p}")
     try:
         doc = json.loads(p.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise ValueError(f"no benchmark results at {p}") from None
     except json.JSONDecodeError as exc:
-        raise ValueError(f"{p} is not valid JSON: {exc}") from None
-    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
-        raise ValueError(f"{p} is not a glns bench results file (format {FORMAT!r})")
+        raise ValueError(f"{p} is not valid JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+    except UnicodeDecodeError:
+        raise ValueError(f"{p} is not a text (JSON) file") from None
+    check_format(doc, str(p))
     return doc
+
+
+def check_format(doc: Any, where: str) -> None:
+    """ValueError unless ``doc`` is a glns bench record (by its format tag)."""
+    if not isinstance(doc, Mapping) or doc.get("format") != FORMAT:
+        found = doc.get("format") if isinstance(doc, Mapping) else type(doc).__name__
+        raise ValueError(f"{where} is not a glns bench results file (format {found!r}, expected {FORMAT!r})")
 
 
 def timestamp() -> str:

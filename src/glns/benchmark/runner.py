@@ -33,7 +33,7 @@ from glns.problems import Problem
 from glns.result import Result
 from glns.rng import run_seed
 
-__all__ = ["Settings", "run_benchmark", "baseline_task", "glns_curve"]
+__all__ = ["Settings", "run_benchmark", "baseline_task", "glns_curve", "operator_stats"]
 
 #: seeds handed to baselines stay below this (PyVRP, alns and random.Random all accept it)
 BASELINE_SEED_BOUND = 2**31
@@ -83,7 +83,8 @@ def glns_curve(result: Result) -> dict[str, list]:
     return {"iteration": (keep + 1).tolist(), "seconds": seconds[keep].tolist(), "cost": best[keep].tolist()}
 
 
-def _operator_stats(result: Result) -> dict[str, Any]:
+def operator_stats(result: Result) -> dict[str, Any]:
+    """The operators of a glns run: names, final weights, calls and the synergy matrix S[d][r]."""
     return {"destroy": [s.name for s in result.destroy_stats], "repair": [s.name for s in result.repair_stats],
             "destroy_weights": [s.weight for s in result.destroy_stats],
             "repair_weights": [s.weight for s in result.repair_stats],
@@ -214,7 +215,7 @@ def _run_glns(ex: Any, group: Group, spec: SolverSpec, settings: Settings,
                                    f"{res.status}: {res.error}"))
         else:
             records.append(_record(group, i, spec, seed, res.solution, float(res.extra.get("task_seconds", res.runtime)),
-                                   res.iterations, glns_curve(res), _operator_stats(res), None))
+                                   res.iterations, glns_curve(res), operator_stats(res), None))
     return records
 
 

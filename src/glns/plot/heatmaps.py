@@ -190,6 +190,13 @@ def _runs_synergy(data: Runs, group: Any, solver: Any) -> list[Heat]:
     return heats
 
 
+def _evolution_dir(source: Any) -> bool:
+    """A directory that is not a ``glns bench`` output (those hold results.json) is read as an
+    evolution run directory (which says so precisely if it is not one either)."""
+    return (isinstance(source, (str, os.PathLike)) and Path(source).is_dir()
+            and not (Path(source) / "results.json").is_file())
+
+
 def _no_selection(path: Any, group: Any, solver: Any) -> None:
     if group is not None or solver is not None:
         raise ValueError(f"{path} is a directory: groups and solvers apply to a bench results file")
@@ -202,7 +209,7 @@ def weight_tables(source: Any, group: str | Iterable[str] | None = None,
     (fitness F per member and cycle) or a glns.Result (final weights)."""
     if isinstance(source, Result):
         return _result_weights(source)
-    if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
+    if _evolution_dir(source):
         _no_selection(source, group, solver)
         return _rundir_weights(source)
     return _runs_weights(as_runs(source), group, solver)
@@ -213,7 +220,7 @@ def synergy_tables(source: Any, group: str | Iterable[str] | None = None,
     """The synergy heatmaps of `source`: one per group and solver for benchmark runs (mean S
     over their runs), the S of one cycle (default the last) of an evolution run directory, or
     a glns.Result's S."""
-    if isinstance(source, (str, os.PathLike)) and Path(source).is_dir():
+    if _evolution_dir(source):
         _no_selection(source, group, solver)
         return _rundir_synergy(source, cycle)
     if cycle is not None:

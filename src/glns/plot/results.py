@@ -20,12 +20,12 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from glns.benchmark.report import FORMAT, check_format, read_results
+from glns.benchmark.runner import glns_curve, operator_stats
 from glns.result import Result
 
 __all__ = ["FORMAT", "Runs", "load_results", "select_runs", "run_record", "as_runs"]
 
-#: the format tag of a results file written by ``glns bench``
-FORMAT = "glns-bench/1"
 
 _REQUIRED = ("group", "solver", "instance")
 
@@ -55,28 +55,15 @@ def _check_runs(runs: Any, where: str) -> list[dict[str, Any]]:
 
 
 def load_results(source: str | os.PathLike | Mapping[str, Any]) -> Runs:
-    """Read a ``glns bench`` results file (a path, or the already parsed dict).
+    """Read a ``glns bench`` results file (a path, its directory, or the already parsed dict).
 
     Raises ValueError for a missing file, malformed JSON, another format or malformed runs.
     """
     if isinstance(source, Mapping):
         data, where = source, "results"
+        check_format(data, where)
     else:
-        path = Path(source)
-        where = str(path)
-        if not path.is_file():
-            raise ValueError(f"no such results file: {where}")
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise ValueError(f"{where} is not valid JSON: {exc.msg} at line {exc.lineno}, "
-                             f"column {exc.colno}") from None
-        except UnicodeDecodeError:
-            raise ValueError(f"{where} is not a text (JSON) file") from None
-    if not isinstance(data, Mapping) or data.get("format") != FORMAT:
-        found = data.get("format") if isinstance(data, Mapping) else type(data).__name__
-        raise ValueError(f"{where} is not a glns bench results file "
-                         f"(format {found!r}, expected {FORMAT!r})")
+        data, where = read_results(source), str(source)
     runs = _check_runs(data.get("runs"), where)
     solvers = data.get("solvers") or {}
     labels = {name: str(info.get("label") or name) for name, info in solvers.items()
@@ -123,28 +110,15 @@ def run_record(result: Result, solver: str = "glns", group: str = "", instance: 
                reference: float | None = None) -> dict[str, Any]:
     """One run record (the results-file schema) from a :func:`glns.solve` result.
 
-    The curve has a point at iteration 1 and at every later improvement of the best cost;
-    its seconds are the summed iteration times up to that iteration.
+    The curve is :func:`glns.benchmark.runner.glns_curve` (iteration 1, every improvement of
+    the best cost, and the last iteration), as ``glns bench`` records it.
     """
-    best = np.asarray(result.best_curve, dtype=float)
-    seconds = np.cumsum(np.asarray(result.iteration_seconds, dtype=float))
-    keep = [i for i in range(len(best)) if i == 0 or best[i] < best[i - 1]]
     gap = None if not reference else 100.0 * (result.cost - reference) / reference
     return {
         "group": group, "problem": result.problem_kind, "instance": instance, "locator": None,
         "solver": solver, "seed": result.seed, "cost": result.cost, "reference": reference,
         "gap": gap, "seconds": result.runtime, "iterations": result.iterations,
-        "solution": result.solution,
-        "curve": {"iteration": [i + 1 for i in keep], "seconds": [float(seconds[i]) for i in keep],
-                  "cost": [float(best[i]) for i in keep]},
-        "operators": {
-            "destroy": [s.name for s in result.destroy_stats],
-            "repair": [s.name for s in result.repair_stats],
-            "destroy_weights": [s.weight for s in result.destroy_stats],
-            "repair_weights": [s.weight for s in result.repair_stats],
-            "destroy_calls": [s.calls for s in result.destroy_stats],
-            "repair_calls": [s.calls for s in result.repair_stats],
-            "synergy": np.asarray(result.synergy, dtype=float).tolist()},
+        "solution": result.solution, "curve": glns_curve(result), "operators": operator_stats(result),
         "error": None,
     }
 
