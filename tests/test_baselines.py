@@ -195,7 +195,7 @@ def test_missing_package(monkeypatch, name):
 def test_registry():
     assert list(BASELINES) == ["ortools", "pyvrp", "lkh", "alns"]
     assert BASELINES["lkh"].problems == ("tsp",)
-    assert {b.budget for b in BASELINES.values()} == {"time", "iterations"}
+    assert {b.name: b.budget for b in BASELINES.values()} == {"ortools": "time", "pyvrp": "time", "lkh": "runs", "alns": "iterations"}
     for b in BASELINES.values():
         assert b.name and b.label and b.module
         if b.available() is None:

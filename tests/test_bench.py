@@ -279,3 +279,38 @@ def test_plots_read_a_bench_directory(tmp_path):
         target = tmp_path / f"{kind}.svg"
         assert main(["plot", kind, str(tmp_path / "out"), "-o", str(target)]) == 0
         assert target.read_bytes().lstrip().startswith(b"<?xml")
+
+
+def test_paper_suite_runs_implied_baselines_where_the_paper_has_them(monkeypatch):
+    from glns.benchmark.cli import _solvers
+
+    pytest.importorskip("ortools")
+    pytest.importorskip("elkai")
+    specs = {s.name: s for s in _solvers(["default", "baselines"], "paper")[0]}
+    assert specs["ortools"].solves("cvrp") and not specs["ortools"].solves("tsp")
+    assert specs["lkh"].solves("tsp") and not specs["lkh"].solves("cvrp")
+    assert specs["default"].solves("tsp")
+    assert {s.name: s for s in _solvers(["ortools"], "paper")[0]}["ortools"].solves("tsp")   # named: everywhere
+    monkeypatch.setitem(sys.modules, "elkai", None)                 # as if not installed
+    specs, skipped = _solvers(["baselines"], "synthetic")
+    assert "lkh" not in {s.name for s in specs} and "pip install 'glns[bench]'" in skipped["lkh"]
+    with pytest.raises(ImportError, match="solver 'lkh' is not available"):
+        _solvers(["lkh"])
+
+
+def test_a_resumed_directory_may_use_other_workers(tmp_path, capsys):
+    args = ["synthetic", "--problems", "tsp", "--sizes", "10", "--instances", "2", "--iterations", "30"]
+    bench(tmp_path, *args)
+    capsys.readouterr()
+    assert main(["bench", *args, "--out", str(tmp_path / "out"), "--no-progress", "--workers", "2"]) == 0
+    assert "2 batches already in" in capsys.readouterr().err
+
+
+def test_budgets_per_solver_kind():
+    pytest.importorskip("elkai")
+    s = Settings(iterations=300, time_limit=2.0, lkh_runs=3, glns_time_limit=None)
+    assert s.budget_of(parse_solver("default")) == {"iterations": 300}
+    assert s.budget_of(parse_solver("lkh")) == {"iterations": 3}          # LKH runs, not LNS iterations
+    assert s.budget_of(parse_solver("ortools")) == {"time_limit": 2.0}
+    assert s.budget_of(parse_solver("alns")) == {"iterations": 300}
+    assert Settings(glns_time_limit=0.5).budget_of(parse_solver("paper")) == {"time_limit": 0.5}

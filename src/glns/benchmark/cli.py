@@ -28,10 +28,16 @@ def _log(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-def _solvers(names: list[str]) -> tuple[list[SolverSpec], dict[str, str]]:
+#: the paper suite's implied baselines run where the paper's table has them: TSP against LKH-3,
+#: CVRP/OVRP against OR-Tools (and PyVRP, the stronger reference); alns everywhere
+PAPER_BASELINE_PROBLEMS = {"ortools": ("cvrp", "ovrp"), "pyvrp": ("cvrp", "ovrp")}
+
+
+def _solvers(names: list[str], suite: str = "synthetic") -> tuple[list[SolverSpec], dict[str, str]]:
     """The solver specs; "baselines" stands for every installed baseline, "all" for every glns
     configuration and installed baseline. Named baselines that are not installed are an error;
-    implied ones are skipped with a reason."""
+    implied ones are skipped with a reason. In the paper suite, implied baselines run only on
+    the problems of :data:`PAPER_BASELINE_PROBLEMS` (name one to run it everywhere)."""
     expanded: list[tuple[str, bool]] = []
     for name in names:
         if name == "all":
@@ -52,6 +58,8 @@ def _solvers(names: list[str]) -> tuple[list[SolverSpec], dict[str, str]]:
                 skipped[name] = why
                 continue
         spec = parse_solver(name)
+        if implied and suite == "paper" and name in PAPER_BASELINE_PROBLEMS:
+            spec.problems = PAPER_BASELINE_PROBLEMS[name]
         if spec.name not in {s.name for s in specs}:
             specs.append(spec)
     return specs, skipped
@@ -73,8 +81,12 @@ def _previous(out: Path, document: dict[str, Any]) -> dict[tuple[str, str], list
     if not (out / "results.json").exists():
         return {}
     old = report.read_results(out)
-    keys = ("suite", "settings", "groups")
-    if any(old.get(k) != document.get(k) for k in keys):
+    # workers and the kill deadline change where and how runs go, not what they compute
+    def identity(doc: dict[str, Any]) -> tuple:
+        settings = {k: v for k, v in doc.get("settings", {}).items() if k not in ("workers", "task_timeout")}
+        return doc.get("suite"), settings, doc.get("groups")
+
+    if identity(old) != identity(document):
         raise ValueError(f"{out} holds results of a different benchmark (suite, settings or instances "
                          "differ); choose another --out directory")
     done: dict[tuple[str, str], list[dict]] = {}
@@ -93,15 +105,15 @@ def cmd_bench(args: argparse.Namespace) -> int:
     args.sizes = args.sizes or list(suites.SYNTHETIC_SIZES)
     args.problems = args.problems or (["tsp", "cvrp"] if args.suite == "paper" else ["tsp", "cvrp", "ovrp"])
     settings = Settings(iterations=args.iterations or 500, time_limit=args.time_limit or 5.0,
-                        glns_time_limit=args.glns_time_limit, seed=args.seed, workers=args.workers,
+                        lkh_runs=args.lkh_runs, glns_time_limit=args.glns_time_limit, seed=args.seed, workers=args.workers,
                         task_timeout=args.task_timeout)
-    specs, skipped = _solvers(args.solvers or DEFAULT_SOLVERS[args.suite])
+    specs, skipped = _solvers(args.solvers or DEFAULT_SOLVERS[args.suite], args.suite)
     for name, why in skipped.items():
         _log(f"glns bench: skipping {name}: {why}")
     groups = _groups(args)
     out = Path(args.out or f"glns-bench/{args.suite}-{time.strftime('%Y%m%d-%H%M%S')}")
-    labels = {s.name: s.label + (f" {settings.time_limit:g} s" if s.budget == "time" and s.kind == "baseline" else "")
-              for s in specs}
+    budget_note = {"time": f" {settings.time_limit:g} s", "runs": f", {settings.lkh_runs} runs"}
+    labels = {s.name: s.label + (budget_note.get(s.budget, "") if s.kind == "baseline" else "") for s in specs}
     document: dict[str, Any] = {
         "format": report.FORMAT, "suite": args.suite, "created": report.timestamp(),
         "command": "glns " + " ".join(shlex.quote(a) for a in args.argv),
@@ -158,6 +170,7 @@ def add_bench_parser(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--instances", type=int, help="first N instances per size / files per set (default all)")
     b.add_argument("--iterations", type=int, help="iterations per run of glns and alns (default 500)")
     b.add_argument("--time-limit", type=float, help="seconds per run of OR-Tools and PyVRP (default 5)")
+    b.add_argument("--lkh-runs", type=int, default=10, help="LKH-3 runs per instance (default 10)")
     b.add_argument("--glns-time-limit", type=float, help="run glns for this many seconds instead of --iterations")
     b.add_argument("--seed", type=int, default=0, help="master seed (instance i runs with run_seed(seed, i))")
     b.add_argument("--workers", type=int, help="processes, one run each (default: all cores)")

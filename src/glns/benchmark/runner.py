@@ -45,6 +45,7 @@ class Settings:
 
     iterations: per run of glns configurations and iteration-based baselines (alns).
     time_limit: seconds per run of time-based baselines (OR-Tools, PyVRP).
+    lkh_runs: LKH-3's independent runs per instance (elkai's default 10).
     glns_time_limit: if set, glns configurations run for this many seconds instead of
     ``iterations``. seed: master seed. workers: processes (None: all cores).
     task_timeout: seconds after which a run is killed and recorded as failed (None: twice the
@@ -53,6 +54,7 @@ class Settings:
 
     iterations: int = 500
     time_limit: float = 5.0
+    lkh_runs: int = 10
     glns_time_limit: float | None = None
     seed: int = 0
     workers: int | None = None
@@ -62,6 +64,8 @@ class Settings:
         """The budget arguments of one run of ``spec``."""
         if spec.kind == "glns":
             return {"time_limit": self.glns_time_limit} if self.glns_time_limit else {"iterations": self.iterations}
+        if spec.budget == "runs":     # LKH: its restarts, not the iterations of an LNS
+            return {"iterations": self.lkh_runs}
         return {"time_limit": self.time_limit} if spec.budget == "time" else {"iterations": self.iterations}
 
     def expected_seconds(self, spec: SolverSpec) -> float | None:

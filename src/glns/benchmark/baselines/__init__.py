@@ -7,7 +7,7 @@ ortools   OR-Tools routing, GLS          time       tsp, cvrp, ovrp (time_limit 
 pyvrp     PyVRP (HGS)                    time       tsp, cvrp, ovrp (time_limit and/or
                                                     iterations; iterations alone is
                                                     reproducible)
-lkh       LKH-3 through elkai            iterations tsp (iterations = LKH runs, default 10)
+lkh       LKH-3 through elkai            runs       tsp (iterations = LKH runs, default 10)
 alns      alns + glns seed operators     iterations tsp, cvrp, ovrp (iterations required;
                                                     time_limit optional, stops earlier)
 ========  =============================  =========  ======================================
@@ -52,7 +52,7 @@ class Baseline:
     label: str
     problems: tuple[str, ...]
     module: str
-    budget: str  # "time" or "iterations": the budget it honours
+    budget: str  # "time", "iterations" or "runs" (LKH's restarts): the budget it honours
 
     def available(self) -> str | None:
         """None when the solver's package imports, else why not (with the install hint)."""
@@ -75,7 +75,7 @@ def _baselines() -> dict[str, Baseline]:
     return {b.name: b for b in (
         Baseline("ortools", f"OR-Tools{_short(v['ortools'])} GLS", ("tsp", "cvrp", "ovrp"), "ortools", "time"),
         Baseline("pyvrp", f"PyVRP{_short(v['pyvrp'])} (HGS)", ("tsp", "cvrp", "ovrp"), "pyvrp", "time"),
-        Baseline("lkh", f"LKH-3{elkai}", ("tsp",), "elkai", "iterations"),
+        Baseline("lkh", f"LKH-3{elkai}", ("tsp",), "elkai", "runs"),
         Baseline("alns", f"alns{_short(v['alns'])} + seed operators", ("tsp", "cvrp", "ovrp"), "alns", "iterations"),
     )}
 
