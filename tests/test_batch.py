@@ -61,8 +61,11 @@ def crash_once_source(marker: str) -> str:
         import os, random, signal
 
         def destroy(x, destroy_cnt, problem_data):
-            if not os.path.exists({marker!r}):
-                open({marker!r}, "w").close()
+            try:   # O_EXCL: exactly one process creates the marker, even when two race for it
+                os.close(os.open({marker!r}, os.O_CREAT | os.O_EXCL | os.O_WRONLY))
+            except FileExistsError:
+                pass
+            else:
                 os.kill(os.getpid(), signal.SIGSEGV)
             routes = [list(r) for r in x]
             k = random.randrange(len(routes))

@@ -122,7 +122,7 @@ def test_tables_show_means_gaps_and_times():
     # library: a run with more routes than the k of its name is flagged
     lib = [_run("cvrplib-E", "x", 503.0, 534.0, solution=[[1]] * 4, instance="E-n30-k3")]
     text = report.markdown_tables(report.summarise(lib), {}, {}, "library")
-    assert "-5.81 %" in text and "[1 over k]" in text and "assume k vehicles" in text
+    assert "-5.81 %" in text and "[1 over k]" in text and "minimum number of vehicles" in text
 
 
 def test_environment_names_versions_and_machine():
@@ -314,3 +314,32 @@ def test_budgets_per_solver_kind():
     assert s.budget_of(parse_solver("ortools")) == {"time_limit": 2.0}
     assert s.budget_of(parse_solver("alns")) == {"iterations": 300}
     assert Settings(glns_time_limit=0.5).budget_of(parse_solver("paper")) == {"time_limit": 0.5}
+
+
+def test_bench_runs_an_evolution_export_best_pair_and_populations(tmp_path):
+    from glns.evolution import load_module
+    from glns.evolution.export import export_module
+    from glns.evolution.population import Member
+    from glns.offline_llm.corpus import good_entries
+
+    def member(kind, i, mid):
+        e = good_entries("cvrp", kind)[i]
+        return Member(mid, kind, e.source(kind), kind, e.idea, "i1" if kind == "destroy" else "i2")
+
+    destroy = [member("destroy", 0, "d0"), member("destroy", 1, "d1")]
+    repair = [member("repair", 0, "r0"), member("repair", 1, "r1")]
+    path = export_module(tmp_path / "best_operators.py", destroy, repair, (destroy[1], repair[0]),
+                         {"problem": "cvrp"})
+    doc = bench(tmp_path, "synthetic", "--problems", "cvrp", "tsp", "--sizes", "10", "--instances", "2",
+                "--iterations", "30", "--solvers", f"module:{path}", f"population:{path}")
+    assert {r["group"] for r in doc["runs"]} == {"cvrp10"}          # evolved for CVRP only
+    by = {(r["solver"], r["instance"]): r for r in doc["runs"]}
+    module = load_module(path)
+    for i, p in enumerate(datasets.paper_instances("cvrp", 10)[:2]):
+        best = glns.solve(p, module, iterations=30, seed=run_seed(0, i))
+        pop = glns.solve(p, module.DESTROY, module.REPAIR, iterations=30, seed=run_seed(0, i))
+        assert by["module:best_operators", p.name]["cost"] == best.cost
+        assert by["population:best_operators", p.name]["cost"] == pop.cost
+        assert len(by["population:best_operators", p.name]["operators"]["destroy"]) == 2
+        assert len(by["module:best_operators", p.name]["operators"]["destroy"]) == 1
+    assert "(best pair)" in doc["solvers"]["module:best_operators"]["label"]

@@ -137,9 +137,10 @@ def markdown_tables(summaries: Sequence[Mapping[str, Any]], labels: Mapping[str,
         header = ["set", "files", *[labels.get(s, s) for s in solvers], *extras]
         blocks.append("Mean gap to the best-known value (per file), mean wall time per file\n\n" + _table(header, rows))
         if any(s["over_k"] for s in summaries):
-            blocks.append("[n over k]: runs that used more routes than the k of the file name. The "
-                          "best-known values assume k vehicles; glns's fleet is unlimited (as in the "
-                          "paper), so such runs can go below them.")
+            blocks.append("[n over k]: runs that used more routes than the k in the file name (the "
+                          "minimum number of vehicles). Some sets fix the fleet at k and their best-known "
+                          "values respect it; glns's fleet is unlimited (as in the paper), so such runs "
+                          "can go below them.")
         return "\n\n".join(blocks) + "\n"
     for problem in dict.fromkeys(s["problem"] for s in summaries):
         mine = [s for s in summaries if s["problem"] == problem]
