@@ -343,3 +343,20 @@ def test_bench_runs_an_evolution_export_best_pair_and_populations(tmp_path):
         assert len(by["population:best_operators", p.name]["operators"]["destroy"]) == 2
         assert len(by["module:best_operators", p.name]["operators"]["destroy"]) == 1
     assert "(best pair)" in doc["solvers"]["module:best_operators"]["label"]
+
+
+def test_retry_failed_reruns_the_batches_with_failed_runs(tmp_path, capsys):
+    args = ["synthetic", "--problems", "cvrp", "--sizes", "10", "--instances", "3", "--iterations", "30"]
+    first = bench(tmp_path, *args)
+    path = tmp_path / "out" / "results.json"
+    doc = json.loads(path.read_text())
+    lost = doc["runs"][1]
+    lost.update(cost=None, gap=None, solution=None, error="died: the worker process was killed")
+    path.write_text(json.dumps(doc))
+    kept = bench(tmp_path, *args)                        # plain resume keeps the failure
+    assert kept["runs"][1]["error"] and kept["summary"][0]["failed"] == 1
+    capsys.readouterr()
+    again = bench(tmp_path, *args, "--retry-failed")
+    assert "1 batches already in" in capsys.readouterr().err   # of 2: the one with the failure reruns
+    assert again["runs"][1]["error"] is None and again["runs"][1]["cost"] == first["runs"][1]["cost"]
+    assert again["summary"][0]["failed"] == 0

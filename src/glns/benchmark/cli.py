@@ -126,6 +126,8 @@ def cmd_bench(args: argparse.Namespace) -> int:
         "runs": [],
     }
     done = _previous(out, document)
+    if args.retry_failed:   # batches with a failed run are run again, whole (seeds are per instance)
+        done = {k: v for k, v in done.items() if all(r["error"] is None for r in v)}
     if done:
         _log(f"glns bench: {len(done)} batches already in {out}; running the others")
     extra = (paper.main_table_rows(args.problems, args.sizes) if args.suite == "paper"
@@ -177,6 +179,8 @@ def add_bench_parser(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--task-timeout", type=float, help="kill a run after this many seconds (recorded as failed)")
     b.add_argument("--out", help="output directory (default glns-bench/<suite>-<time>); an existing "
                                  "one with the same settings is completed, not redone")
+    b.add_argument("--retry-failed", action="store_true",
+                   help="when completing an --out directory, also rerun its batches that have failed runs")
     b.add_argument("--quick", action="store_true",
                    help="smoke run: 4 instances, sizes 10 20, 100 iterations, 1 s limits, files <= 60 nodes")
     b.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
