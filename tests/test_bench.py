@@ -122,7 +122,9 @@ def test_tables_show_means_gaps_and_times():
     # library: a run with more routes than the k of its name is flagged
     lib = [_run("cvrplib-E", "x", 503.0, 534.0, solution=[[1]] * 4, instance="E-n30-k3")]
     text = report.markdown_tables(report.summarise(lib), {}, {}, "library")
-    assert "-5.81 %" in text and "[1 over k]" in text and "minimum number of vehicles" in text
+    assert "-5.81 %" in text and "[1 ≠ k]" in text and "fix the fleet at exactly k" in text
+    exact = [_run("cvrplib-E", "x", 534.0, 534.0, solution=[[1]] * 3, instance="E-n30-k3")]
+    assert "≠ k" not in report.markdown_tables(report.summarise(exact), {}, {}, "library")
 
 
 def test_environment_names_versions_and_machine():
