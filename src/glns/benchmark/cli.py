@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import shlex
 import sys
 import time
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from glns.benchmark import paper, report, suites
-from glns.benchmark.runner import Settings, run_benchmark, settings_dict
+from glns.benchmark.runner import Settings, run_benchmark
 from glns.benchmark.solvers import BASELINE_NAMES, GLNS_SOLVERS, SolverSpec, parse_solver
 
 QUICK = {"instances": 4, "sizes": [10, 20], "iterations": 100, "time_limit": 1.0, "max_nodes": 60}
@@ -117,7 +118,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     document: dict[str, Any] = {
         "format": report.FORMAT, "suite": args.suite, "created": report.timestamp(),
         "command": "glns " + " ".join(shlex.quote(a) for a in args.argv),
-        "environment": report.environment(), "settings": settings_dict(settings),
+        "environment": report.environment(), "settings": dataclasses.asdict(settings),
         "solvers": {s.name: {"label": labels[s.name], "kind": s.kind, "budget": settings.budget_of(s), **s.info}
                     for s in specs},
         "skipped": skipped,
@@ -136,11 +137,14 @@ def cmd_bench(args: argparse.Namespace) -> int:
     suite = "library" if args.suite == "library" else "synthetic"
     ref_labels = {g.problem: g.reference_label for g in groups}
     runs: list[dict] = [r for batch in done.values() for r in batch]
+    position = {(g.name, s.name): (i, j) for i, g in enumerate(groups) for j, s in enumerate(specs)}
 
     def save(group: Any = None, spec: Any = None, batch: list[dict] | None = None, wall: float = 0.0) -> str:
         if batch:
             runs.extend(batch)
-        ordered = [r for g in groups for s in specs for r in runs if r["group"] == g.name and r["solver"] == s.name]
+        # table order: groups, then solvers, as asked (a stable sort keeps instance order)
+        ordered = sorted((r for r in runs if (r["group"], r["solver"]) in position),
+                         key=lambda r: position[r["group"], r["solver"]])
         summaries = report.summarise(ordered)
         document.update(runs=ordered, summary=summaries)
         markdown = report.markdown_tables(summaries, labels, ref_labels, suite, extra) if summaries else ""

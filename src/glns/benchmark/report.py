@@ -17,6 +17,8 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from glns.sandbox.pool import usable_cores
+
 __all__ = ["FORMAT", "summarise", "markdown_tables", "csv_text", "environment", "write_outputs",
            "read_results"]
 
@@ -80,8 +82,7 @@ def _cell(s: Mapping[str, Any]) -> str:
     if s["mean_cost"] is None:
         return f"failed ({s['failed']})"
     gap = f" ({_gap(s['mean_gap'])} %)" if s["mean_gap"] is not None else ""
-    fail = f" [{s['failed']} failed]" if s["failed"] else ""
-    return f"{s['mean_cost']:.4f}{gap}, {_seconds(s['mean_seconds'])}{fail}"
+    return f"{s['mean_cost']:.4f}{gap}, {_seconds(s['mean_seconds'])}{_flags(s)}"
 
 
 def _gap(x: float | None, digits: int = 2) -> str:
@@ -105,6 +106,12 @@ def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> str:
     return "\n".join(lines)
 
 
+def _flags(s: Mapping[str, Any]) -> str:
+    """Counts a cell must show beside its figures: failed runs, runs with other than k routes."""
+    return ((f" [{s['failed']} failed]" if s["failed"] else "")
+            + (f" [{s['not_k']} ≠ k]" if s.get("not_k") else ""))
+
+
 def markdown_tables(summaries: Sequence[Mapping[str, Any]], labels: Mapping[str, str],
                     reference_labels: Mapping[str, str], suite: str,
                     extra_rows: Mapping[str, Mapping[str, Mapping[str, float]]] | None = None,
@@ -118,50 +125,55 @@ def markdown_tables(summaries: Sequence[Mapping[str, Any]], labels: Mapping[str,
     mean reference when the groups have all ``extra_count`` instances the figures are over.
     """
     extra_rows = extra_rows or {}
-    blocks = []
     if suite == "library":
-        groups = list(dict.fromkeys(s["group"] for s in summaries))
-        solvers = list(dict.fromkeys(s["solver"] for s in summaries))
         extras = {label: vals for rows in extra_rows.values() for label, vals in rows.items()}
-        by = {(s["group"], s["solver"]): s for s in summaries}
-        rows = []
-        for g in groups:
-            first = next(s for s in summaries if s["group"] == g)
-            row = [g, str(first["instances"])]
-            for solver in solvers:
-                s = by.get((g, solver))
-                row.append("–" if s is None else (f"{_gap(s['mean_gap'])} %, {_seconds(s['mean_seconds'])}"
-                                                   + (f" [{s['failed']} failed]" if s["failed"] else "")
-                                                   + (f" [{s['not_k']} ≠ k]" if s["not_k"] else "")))
-            row += [f"{vals[g]:+.1f} %" if g in vals else "–" for vals in extras.values()]
-            rows.append(row)
-        header = ["set", "files", *[labels.get(s, s) for s in solvers], *extras]
-        blocks.append("Mean gap to the best-known value (per file), mean wall time per file\n\n" + _table(header, rows))
-        if any(s["not_k"] for s in summaries):
-            blocks.append("[n ≠ k]: runs whose number of routes is not the k in the file name. Some sets "
-                          "fix the fleet at exactly k and their best-known values respect it; glns's "
-                          "fleet is unlimited (as in the paper), so such runs can go below them.")
-        return "\n\n".join(blocks) + "\n"
-    for problem in dict.fromkeys(s["problem"] for s in summaries):
-        mine = [s for s in summaries if s["problem"] == problem]
-        groups = list(dict.fromkeys(s["group"] for s in mine))
-        by = {(s["group"], s["solver"]): s for s in mine}
-        rows = []
-        for solver in dict.fromkeys(s["solver"] for s in mine):
-            rows.append([labels.get(solver, solver), *(_cell(by[g, solver]) if (g, solver) in by else "–" for g in groups)])
-        refs = {g: next((s["group_reference"] for s in mine if s["group"] == g), None) for g in groups}
-        rows.append([f"reference: {reference_labels.get(problem, '')}",
-                     *(_fmt(refs[g], ".4f") for g in groups)])
-        count = max(s["instances"] for s in mine)
-        for label, vals in extra_rows.get(problem, {}).items():
-            # published means are over all 64 instances: a gap to a subset's reference means nothing
-            full = count == extra_count
-            rows.append([label, *(("–" if g not in vals else
-                                   f"{vals[g]:.4f}" + (f" ({_gap(100 * (vals[g] / refs[g] - 1))} %)" if refs[g] and full else ""))
-                                  for g in groups)])
-        blocks.append(f"{problem.upper()}: mean objective over {count} instances (mean gap to the "
-                      f"reference), mean wall time per instance\n\n" + _table([problem.upper(), *groups], rows))
+        return _library_table(summaries, labels, extras)
+    blocks = [_problem_table(problem, [s for s in summaries if s["problem"] == problem], labels,
+                             reference_labels.get(problem, ""), extra_rows.get(problem, {}), extra_count)
+              for problem in dict.fromkeys(s["problem"] for s in summaries)]
     return "\n\n".join(blocks) + "\n"
+
+
+def _library_table(summaries: Sequence[Mapping[str, Any]], labels: Mapping[str, str],
+                   extras: Mapping[str, Mapping[str, float]]) -> str:
+    groups = list(dict.fromkeys(s["group"] for s in summaries))
+    solvers = list(dict.fromkeys(s["solver"] for s in summaries))
+    by = {(s["group"], s["solver"]): s for s in summaries}
+    rows = []
+    for g in groups:
+        first = next(s for s in summaries if s["group"] == g)
+        row = [g, str(first["instances"])]
+        for solver in solvers:
+            s = by.get((g, solver))
+            row.append("–" if s is None else f"{_gap(s['mean_gap'])} %, {_seconds(s['mean_seconds'])}{_flags(s)}")
+        row += [f"{vals[g]:+.1f} %" if g in vals else "–" for vals in extras.values()]
+        rows.append(row)
+    header = ["set", "files", *[labels.get(s, s) for s in solvers], *extras]
+    blocks = ["Mean gap to the best-known value (per file), mean wall time per file\n\n" + _table(header, rows)]
+    if any(s["not_k"] for s in summaries):
+        blocks.append("[n ≠ k]: runs whose number of routes is not the k in the file name. Some sets "
+                      "fix the fleet at exactly k and their best-known values respect it; glns's "
+                      "fleet is unlimited (as in the paper), so such runs can go below them.")
+    return "\n\n".join(blocks) + "\n"
+
+
+def _problem_table(problem: str, mine: Sequence[Mapping[str, Any]], labels: Mapping[str, str],
+                   reference_label: str, extras: Mapping[str, Mapping[str, float]], extra_count: int) -> str:
+    groups = list(dict.fromkeys(s["group"] for s in mine))
+    by = {(s["group"], s["solver"]): s for s in mine}
+    rows = [[labels.get(solver, solver), *(_cell(by[g, solver]) if (g, solver) in by else "–" for g in groups)]
+            for solver in dict.fromkeys(s["solver"] for s in mine)]
+    refs = {g: next((s["group_reference"] for s in mine if s["group"] == g), None) for g in groups}
+    rows.append([f"reference: {reference_label}", *(_fmt(refs[g], ".4f") for g in groups)])
+    count = max(s["instances"] for s in mine)
+    # published means are over all 64 instances: a gap to a subset's reference means nothing
+    full = count == extra_count
+    for label, vals in extras.items():
+        rows.append([label, *(("–" if g not in vals else
+                               f"{vals[g]:.4f}" + (f" ({_gap(100 * (vals[g] / refs[g] - 1))} %)" if refs[g] and full else ""))
+                              for g in groups)])
+    return (f"{problem.upper()}: mean objective over {count} instances (mean gap to the reference), "
+            f"mean wall time per instance\n\n" + _table([problem.upper(), *groups], rows))
 
 
 CSV_FIELDS = ("problem", "group", "solver", "label", "instances", "solved", "failed", "mean_cost",
@@ -203,15 +215,11 @@ def environment() -> dict[str, Any]:
         except metadata.PackageNotFoundError:
             versions[name] = None
     try:
-        cores = len(os.sched_getaffinity(0))
-    except AttributeError:  # pragma: no cover - not Linux
-        cores = os.cpu_count()
-    try:
         memory_gb = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
     except (ValueError, OSError, AttributeError):  # pragma: no cover
         memory_gb = None
     return {"glns": glns.__version__, "python": sys.version.split()[0], "packages": versions,
-            "cpu": _cpu_model(), "cores": cores, "memory_gb": memory_gb,
+            "cpu": _cpu_model(), "cores": usable_cores(), "memory_gb": memory_gb,
             "platform": platform.platform(), "hostname": platform.node()}
 
 

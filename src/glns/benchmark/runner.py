@@ -20,7 +20,7 @@ from __future__ import annotations
 import math
 import sys
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -254,11 +254,10 @@ def run_benchmark(groups: Sequence[Group], solvers: Sequence[SolverSpec], settin
     """
     done = dict(done or {})
     batches = [(g, s) for g in groups for s in solvers if s.solves(g.problem)]
-    workers = settings.workers or _cores()
-    report = Progress([(g, s) for g, s in batches if (g.name, s.name) not in done], settings, workers,
-                      stream=stream, enabled=progress)
     records: list[dict] = []
     with make_executor("process", settings.workers) as ex:
+        report = Progress([(g, s) for g, s in batches if (g.name, s.name) not in done], settings,
+                          ex.workers, stream=stream, enabled=progress)
         k = 0
         for group, spec in batches:
             if (group.name, spec.name) in done:
@@ -277,15 +276,3 @@ def run_benchmark(groups: Sequence[Group], solvers: Sequence[SolverSpec], settin
                 on_batch(group, spec, batch, wall)
     return records
 
-
-def _cores() -> int:
-    import os
-
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:     # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
-def settings_dict(settings: Settings) -> dict[str, Any]:
-    return asdict(settings)

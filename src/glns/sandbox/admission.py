@@ -25,7 +25,6 @@ from __future__ import annotations
 import copy
 import linecache
 import math
-import os
 import random
 import time
 import traceback
@@ -36,7 +35,7 @@ import numpy as np
 
 from glns.sandbox.evaluation import _cached
 from glns.sandbox.policy import ALLOWED_IMPORTS, policy_violation
-from glns.sandbox.pool import TaskResult, WorkerPool
+from glns.sandbox.pool import TaskResult, WorkerPool, usable_cores
 
 __all__ = ["CheckConfig", "Admission", "CheckRequest", "check_operator", "check_operators"]
 
@@ -463,7 +462,7 @@ def check_operators(requests: Sequence[CheckRequest], *, pool: WorkerPool | None
     cfg = config if config is not None else CheckConfig()
     reqs = [r if isinstance(r, CheckRequest) else CheckRequest(*r) for r in requests]
     if pool is None:
-        with WorkerPool(workers=min(len(reqs), os.cpu_count() or 1) or 1) as own:
+        with WorkerPool(workers=min(len(reqs), usable_cores()) or 1) as own:
             return check_operators(reqs, pool=own, config=cfg)
     states = [_Progress(r, cfg) for r in reqs]
     if cfg.allowed_imports is not None:

@@ -165,6 +165,15 @@ def _shutdown(slots: list[_Slot]) -> None:
     slots.clear()
 
 
+def usable_cores() -> int:
+    """The cores this process may run on (its CPU affinity, which taskset and container cpusets
+    narrow), else the machine's count: the default number of workers."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except AttributeError:   # pragma: no cover - not Linux
+        return os.cpu_count() or 1
+
+
 class WorkerPool:
     """Reusable worker processes, each with an address-space limit, running tasks with deadlines.
 
@@ -177,14 +186,14 @@ class WorkerPool:
     (tasks may cache data in module globals of the worker). Close the pool with :meth:`close`,
     a ``with`` block, or let interpreter exit do it.
 
-    workers: number of processes (default: all cores). memory_mb: RLIMIT_AS per worker in MB
+    workers: number of processes (default: :func:`usable_cores`). memory_mb: RLIMIT_AS per worker in MB
     (None: no limit). context: "forkserver" (default) or "spawn". quiet: send the workers'
     stdout and stderr to /dev/null (operators that print would otherwise flood the console).
     """
 
     def __init__(self, workers: int | None = None, memory_mb: int | None = DEFAULT_MEMORY_MB,
                  context: str = "forkserver", quiet: bool = True) -> None:
-        workers = (os.cpu_count() or 1) if workers is None else int(workers)
+        workers = usable_cores() if workers is None else int(workers)
         if workers < 1:
             raise ValueError(f"workers must be >= 1, got {workers}")
         if memory_mb is not None and not memory_mb >= 64:
