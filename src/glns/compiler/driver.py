@@ -1,0 +1,208 @@
+"""compile_source: policy check, cache lookup, and the build in a child process."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from glns.compiler import build as _build, cache as _cache, toolchain as _toolchain
+from glns.compiler.screen import compile_violation
+from glns.compiler.transform import RUNTIME_MODULE, RUNTIME_PXD, transform
+
+__all__ = ["CompileOutcome", "compile_source", "lookup", "add_search_dir"]
+
+#: statuses whose outcome has a module file
+_OK = ("compiled", "cached")
+
+
+@dataclass(frozen=True)
+class CompileOutcome:
+    """What :func:`compile_source` did.
+
+    status: "compiled" (built now), "cached" (found in the cache), "unavailable" (Cython or a
+    C compiler missing), "rejected" (policy), "failed" (Cython or C error) or "timeout".
+    """
+
+    status: str
+    key: str
+    path: str | None
+    module_name: str | None
+    reason: str | None
+    seconds: float
+
+    @property
+    def ok(self) -> bool:
+        """Whether there is a module to load (status "compiled" or "cached")."""
+        return self.status in _OK
+
+
+#: read-only directories searched before the cache (e.g. a ``glns compile`` output directory)
+_SEARCH_DIRS: list[Path] = []
+
+
+def add_search_dir(path: str | os.PathLike) -> None:
+    """Also look for compiled operators in `path` (a cache directory, e.g. the ``compiled/``
+    folder that ``glns compile`` writes), before the cache itself. Nothing is written there."""
+    path = Path(path).resolve()
+    if path not in _SEARCH_DIRS:
+        _SEARCH_DIRS.append(path)
+
+
+def _found(root: Path, key: str) -> Path | None:
+    for directory in (*_SEARCH_DIRS, root):
+        found = _cache.lookup(directory, key)
+        if found is not None:
+            return found
+    return None
+
+
+def lookup(source: str, *, cache_dir: str | os.PathLike | None = None,
+           signal_checks: bool = True) -> CompileOutcome | None:
+    """The compiled module of `source` if it is in a search directory or the cache ("cached"),
+    "rejected" if the source may not be compiled, else None. Never builds anything."""
+    started = time.perf_counter()
+    key = _cache.cache_key(source, signal_checks=signal_checks)
+    why = compile_violation(source)
+    if why is not None:
+        return CompileOutcome("rejected", key, None, None, why, time.perf_counter() - started)
+    root = Path(cache_dir) if cache_dir is not None else _cache.cache_dir()
+    found = _found(root, key)
+    if found is None:
+        return None
+    return CompileOutcome("cached", key, str(found), _cache.module_name(key), None,
+                          time.perf_counter() - started)
+
+
+def compile_source(source: str, *, timeout: float = 120.0,
+                   cache_dir: str | os.PathLike | None = None,
+                   signal_checks: bool = True) -> CompileOutcome:
+    """Compile operator `source` with Cython into an extension module, or find it cached.
+
+    The source is never executed: it is checked (:func:`~glns.compiler.compile_violation`),
+    rewritten for signal checks (:mod:`glns.compiler.transform`) and translated and compiled
+    by a child process that gets `timeout` seconds and a memory limit. Problems with the
+    source or the toolchain are reported in the outcome, never raised; only a non-str source
+    raises (TypeError).
+    """
+    started = time.perf_counter()
+    key = _cache.cache_key(source, signal_checks=signal_checks)
+
+    def outcome(status: str, path: Path | None = None, reason: str | None = None) -> CompileOutcome:
+        return CompileOutcome(status, key, str(path) if path else None,
+                              _cache.module_name(key) if path else None, reason,
+                              time.perf_counter() - started)
+
+    why = compile_violation(source)
+    if why is not None:
+        return outcome("rejected", reason=why)
+    root = Path(cache_dir) if cache_dir is not None else _cache.cache_dir()
+    found = _found(root, key)
+    if found is not None:
+        return outcome("cached", found)
+    missing = _toolchain.unavailable_reason()
+    if missing is not None:
+        return outcome("unavailable", reason=missing)
+
+    try:
+        with _cache.key_lock(root, key, timeout) as locked:
+            if not locked:
+                return outcome("timeout", reason=f"another process was compiling this operator "
+                                                 f"for longer than {timeout:g} s")
+            found = _cache.lookup(root, key)  # built by the process we waited for
+            if found is not None:
+                return outcome("cached", found)
+            _cache.discard(root, key)  # an invalid entry (truncated module, bad meta.json)
+            remaining = max(timeout - (time.perf_counter() - started), 0.0)
+            status, reason, path = _build_entry(root, key, source, signal_checks, remaining)
+    except OSError as exc:  # the cache directory cannot be written
+        return outcome("unavailable", reason=f"cache directory {root}: {exc}")
+    if status == "timeout":
+        reason = f"compiling took longer than {timeout:g} s"
+    return outcome(status, path, reason)
+
+
+def _build_entry(root: Path, key: str, source: str, signal_checks: bool,
+                 timeout: float) -> tuple[str, str | None, Path | None]:
+    work = _cache.work_dir(root)
+    try:
+        name = _cache.module_name(key)
+        py_file = work / f"{name}.py"
+        try:
+            module_source = transform(source, signal_checks=signal_checks)
+        except (RecursionError, MemoryError, ValueError) as exc:  # absurdly nested source
+            return "failed", f"cannot rewrite the source: {type(exc).__name__}: {exc}", None
+        py_file.write_text(module_source, encoding="utf-8")
+        if signal_checks:
+            (work / f"{RUNTIME_MODULE}.pxd").write_text(RUNTIME_PXD, encoding="utf-8")
+        tc = _toolchain.toolchain()
+        spec = {"workdir": str(work), "module_name": name, "py_file": str(py_file),
+                "c_file": str(work / f"{name}.c"), "so_file": str(work / _cache.so_name(key)),
+                "directives": _toolchain.DIRECTIVES, "cython_options": _toolchain.CYTHON_OPTIONS,
+                "memory_mb": _toolchain.MEMORY_MB, "cpu_seconds": int(min(timeout, 86400.0)) + 10,
+                **tc.as_dict()}
+        spec_file = work / "spec.json"
+        spec_file.write_text(json.dumps(spec), encoding="utf-8")
+        started = time.perf_counter()
+        result = _run_build(spec_file, work, timeout)
+        if result.get("status") == "timeout":
+            return "timeout", None, None
+        if result.get("status") != "ok":
+            return result.get("status", "failed"), result.get("reason") or "the build failed", None
+        meta = {"scheme": _toolchain.SCHEME, "cython": _toolchain.cython_version(),
+                "python": sys.implementation.cache_tag, "signal_checks": signal_checks,
+                "compile_seconds": round(time.perf_counter() - started, 3),
+                "cython_seconds": round(result.get("cython_seconds", 0.0), 3),
+                "cc_seconds": round(result.get("cc_seconds", 0.0), 3),
+                "toolchain": tc.as_dict()}
+        return "compiled", None, _cache.store(root, key, Path(spec["so_file"]), meta)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def _run_build(spec_file: Path, work: Path, timeout: float) -> dict:
+    """Run the build child on `spec_file`; its result dict, or {"status": "timeout"}.
+
+    The child runs build.py as a script (not ``-m glns.compiler.build``, which would import
+    the whole ``glns`` package first) in its own session, so that on timeout the whole group,
+    C compiler included, is killed.
+    """
+    command = [sys.executable, _build.__file__, str(spec_file)]
+    try:
+        proc = subprocess.Popen(command, cwd=work, stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True)
+    except OSError as exc:
+        return {"status": "unavailable", "reason": f"cannot start the build process: {exc}"}
+    try:
+        output, _ = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(proc)
+        proc.communicate()
+        return {"status": "timeout"}
+    except BaseException:  # KeyboardInterrupt, an operator time limit...: leave no child behind
+        _kill_group(proc)
+        proc.wait()
+        raise
+    try:
+        return json.loads((work / "result.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        tail = output.decode(errors="replace").strip().splitlines()[-6:]
+        return {"status": "failed", "reason": f"the build process exited with code "
+                                              f"{proc.returncode}: " + "\n".join(tail)}
+
+
+def _kill_group(proc: subprocess.Popen) -> None:
+    try:
+        if hasattr(os, "killpg"):
+            os.killpg(proc.pid, signal.SIGKILL)
+        else:
+            proc.kill()
+    except (ProcessLookupError, PermissionError):
+        pass
