@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import math
+import random
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -99,6 +100,21 @@ def _roulette(weights: Sequence[float], adaptive: bool, rng: SplitMix64) -> int:
         if u < acc:
             return i
     return m - 1
+
+
+def reseeding(func: Callable) -> Callable:
+    """A Python operator ``func(x, k_or_removed, problem_data)`` as an operator of
+    :func:`reference_alns`, which also takes the run's stream: before each call it reseeds
+    ``random`` and NumPy's global generator with one draw, exactly as the core does, so the
+    reference loop replays the native loop's trajectory with the same Python operators."""
+
+    def call(first: Any, second: Any, problem_data: dict, rng: SplitMix64) -> Any:
+        s = rng.next_u64() >> 32
+        random.seed(s)
+        np.random.seed(s)
+        return func(first, second, problem_data)
+
+    return call
 
 
 def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequence[Callable],

@@ -1,0 +1,420 @@
+"""Negotiating the form an operator runs in: which view of the data, compiled or not.
+
+A form other than the reference (plain function, numpy view: what operators always got) is
+taken only if, on a fixed set of probe inputs with identical seeded random state, it returns
+exactly what the reference returns on every probe and raises nothing, and it is measurably
+faster. The probes are built from the problem the operator is bound to (its first nodes), so
+the operator only sees the kind of data the run gives it; timing can only change which
+identical form runs.
+"""
+
+from __future__ import annotations
+
+import copy
+import gc
+import math
+import random
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from glns import datasets
+from glns._core._alns import OperatorTimeout
+from glns.operators.bridge import time_limit
+from glns.operators.views import VIEWS, cached_per_problem, view_data, view_of_matrix
+from glns.problems import CVRP, OVRP, TSP, Problem
+from glns.reference import random_solution
+from glns.rng import SplitMix64
+
+__all__ = ["Form", "Trial", "Negotiation", "ProbeCase", "probe_cases", "probe_problem", "negotiate",
+           "canonical", "PROBE_NODES"]
+
+#: what the core itself catches from an operator (OperatorTimeout is a BaseException)
+_FAILURES = (Exception, SystemExit, OperatorTimeout)
+
+#: nodes of the probe instances: the bound problem's first nodes, at most this many
+PROBE_NODES = 50
+#: removal counts per probe instance, as fractions of its customers (at least 1)
+_COUNTS = ((0.0, 0.25, 0.5), (0.0, 0.1, 0.2, 0.4))
+
+#: timing: per probe the best of at least 2 rounds (the equality round is the first), of up to
+#: 5 while the rounds so far took less than the budget in seconds (cheap operators are the
+#: ones whose times are noisy)
+_MIN_ROUNDS, _MAX_ROUNDS, _ROUNDS_BUDGET = 2, 5, 0.1
+
+
+@dataclass(frozen=True)
+class Form:
+    """One way to run an operator: a view of the data ("numpy"/"python"), compiled or not."""
+
+    view: str
+    compiled: bool = False
+
+    def __post_init__(self) -> None:
+        if self.view not in VIEWS:
+            raise ValueError(f"unknown view {self.view!r}; expected one of {', '.join(VIEWS)}")
+
+    def label(self) -> str:
+        """"numpy", "python", "compiled+numpy" or "compiled+python"."""
+        return f"compiled+{self.view}" if self.compiled else self.view
+
+
+REFERENCE = Form("numpy")
+
+
+@dataclass(frozen=True)
+class Trial:
+    """How one form did: identical to the reference on every probe, and its time."""
+
+    form: Form
+    #: every probe output equals the reference's and nothing was raised
+    identical: bool
+    #: sum over the probes of each call's best time over the rounds (nan when not timed)
+    seconds: float
+    #: the first difference or exception, e.g. "probe 3: output differs at [1][0]"
+    error: str | None
+
+
+@dataclass(frozen=True)
+class Negotiation:
+    """The form chosen for an operator, every trial (the reference first), and why."""
+
+    chosen: Form
+    trials: tuple[Trial, ...]
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready summary (times in seconds, None when not measured)."""
+        ref = self.trials[0].seconds if self.trials else math.nan
+
+        def finite(x: float) -> float | None:
+            return x if math.isfinite(x) else None
+
+        return {
+            "chosen": self.chosen.label(),
+            "reason": self.reason,
+            "trials": [{"form": t.form.label(), "identical": t.identical,
+                        "seconds": finite(t.seconds),
+                        "speedup": finite(ref / t.seconds) if t.seconds > 0 else None,
+                        "error": t.error} for t in self.trials],
+        }
+
+
+@dataclass(frozen=True)
+class ProbeCase:
+    """One probe call: ``op(first, second, data of problem)`` after seeding with `seed`."""
+
+    problem: Problem
+    #: a complete solution (destroy) or a partial one (repair)
+    first: Any
+    #: destroy_cnt (destroy) or the removed nodes, in the order a destroy gave them (repair)
+    second: Any
+    #: random and np.random are seeded with this before the call, for every form
+    seed: int
+
+
+# ---------------------------------------------------------------------------------------------
+# Probe inputs
+
+
+def _sub_problem(problem: Problem, nodes: int, harsh: bool) -> Problem:
+    """The instance on the first `nodes` nodes of `problem` (its distances and demands).
+
+    harsh: a twin of the same size whose distances are integral (rounded after scaling the
+    largest to 100) with two coincident nodes, 1 and 2: a zero off-diagonal distance, where
+    NumPy and Python arithmetic part (x / 0.0 is inf in one and an exception in the other).
+    """
+    m = min(nodes, problem.n_nodes)
+    dist = np.array(problem.distances[:m, :m], dtype=float)
+    coords = None if problem.coords is None else np.array(problem.coords[:m], dtype=float)
+    if harsh and m > 2:
+        top = float(dist.max())
+        dist = np.rint(dist * (100.0 / top)) if top > 0 else dist
+        dist[1, :], dist[:, 1] = dist[2, :], dist[:, 2]
+        dist[1, 2] = dist[2, 1] = dist[1, 1] = 0.0
+        if coords is not None:
+            coords[1] = coords[2]
+    name = f"probe-{problem.kind}{m}{'-harsh' if harsh else ''}"
+    if problem.kind == "tsp":
+        return TSP(coords, distances=dist, name=name)
+    cls = CVRP if problem.kind == "cvrp" else OVRP
+    return cls(coords, problem.demands[:m], problem.capacity, distances=dist, name=name)
+
+
+def _remove(solution: Any, count: int, rng: SplitMix64, tsp: bool) -> tuple[Any, list[int]]:
+    """Remove `count` random nodes; empty routes are dropped, as the core does."""
+    nodes = list(solution) if tsp else [c for route in solution for c in route]
+    for i in range(count):  # partial Fisher-Yates: the removed nodes in a random order
+        j = i + rng.randrange(len(nodes) - i)
+        nodes[i], nodes[j] = nodes[j], nodes[i]
+    removed = nodes[:count]
+    gone = set(removed)
+    if tsp:
+        return [c for c in solution if c not in gone], removed
+    partial = [[c for c in route if c not in gone] for route in solution]
+    return [route for route in partial if route], removed
+
+
+def _cases(problem: Problem, operator_kind: str) -> tuple[ProbeCase, ...]:
+    cases: list[ProbeCase] = []
+    for harsh, fractions in zip((True, False), _COUNTS):
+        sub = _sub_problem(problem, PROBE_NODES, harsh)
+        customers = sub.n_customers
+        for fraction in fractions:
+            count = max(1, min(customers - 1 if customers > 1 else 1, int(fraction * customers)))
+            seed = 7919 * (len(cases) + 1)
+            rng = SplitMix64(seed)
+            solution = random_solution(sub, rng)
+            if operator_kind == "destroy":
+                cases.append(ProbeCase(sub, solution, count, seed))
+            else:
+                partial, removed = _remove(solution, count, rng, problem.kind == "tsp")
+                cases.append(ProbeCase(sub, partial, removed, seed))
+    return tuple(cases)
+
+
+def probe_cases(problem: Problem, operator_kind: str) -> list[ProbeCase]:
+    """The probe inputs for an operator kind ("destroy"/"repair") bound to `problem`.
+
+    Built from the problem itself, so that an operator only ever sees the kind of data the run
+    would give it: the instance on its first nodes (at most ``PROBE_NODES``), and a twin of it
+    with integral distances and two coincident nodes; on each, random feasible solutions
+    (fixed seeds) and removal counts from 1 up to half the customers. Seven probes in all.
+    Cached per problem while it lives.
+    """
+    if not isinstance(problem, Problem):
+        raise TypeError(f"problem must be a glns problem, got {type(problem).__name__}")
+    if operator_kind not in ("destroy", "repair"):
+        raise ValueError(f"operator kind must be destroy or repair, got {operator_kind!r}")
+    return list(cached_per_problem(problem, ("probe", operator_kind), lambda: _cases(problem, operator_kind)))
+
+
+def probe_problem(problem_kind: str) -> Problem:
+    """A generated instance (50 nodes, the paper's recipe) to probe operators on when there is
+    no problem to bind them to (``glns compile``)."""
+    make = {"tsp": datasets.generate_tsp, "cvrp": datasets.generate_cvrp,
+            "ovrp": datasets.generate_ovrp}.get(problem_kind.lower())
+    if make is None:
+        raise ValueError(f"problem kind must be tsp, cvrp or ovrp, got {problem_kind!r}")
+    return make(PROBE_NODES - 1 if problem_kind.lower() != "tsp" else PROBE_NODES, 9102)
+
+
+# ---------------------------------------------------------------------------------------------
+# Comparing outputs
+
+
+def canonical(output: Any) -> Any:
+    """A comparable image of an operator's output: equal images mean the core loads the same.
+
+    The core (``sol_load``) iterates any container but str/bytes/dict and takes as a node id
+    anything ``operator.index`` accepts except floats. Accordingly:
+
+    - list and tuple (exact types) -> list of the images of the items;
+    - numpy array -> the image of what iterating it yields (``arr.tolist()``; numpy booleans
+      keep their own tag since the core refuses them where it takes a Python bool);
+    - int and numpy integer -> ``("i", int)``; float and numpy floating -> ``("f", float)``;
+    - bool -> ``("b", v)``, numpy bool -> ``("nb", v)``;
+    - anything else (sets, dicts, strings, generators, subclasses) -> ``("repr", type, repr)``.
+
+    The rule errs on the strict side: some outputs the core treats alike still differ here
+    (True and 1, a route left empty, a generator), which only keeps an operator on its
+    reference form.
+    """
+    t = type(output)
+    if t is list or t is tuple:
+        return [canonical(x) for x in output]
+    if t is bool:
+        return ("b", output)
+    if t is int or isinstance(output, np.integer):
+        return ("i", int(output))
+    if t is float or isinstance(output, np.floating):
+        return ("f", float(output))
+    if isinstance(output, np.bool_):
+        return ("nb", bool(output))
+    if t is np.ndarray:
+        if output.dtype.kind == "b":
+            return _numpy_bools(output.tolist())
+        return canonical(output.tolist())
+    return ("repr", t.__qualname__, repr(output))
+
+
+def _numpy_bools(items: Any) -> Any:
+    if isinstance(items, list):
+        return [_numpy_bools(x) for x in items]
+    return ("nb", items)
+
+
+def _difference(a: Any, b: Any, path: str = "") -> str:
+    """Where image a first differs from b: " at [1][3]", " at [1]: length 4 vs 3", or ""."""
+    if isinstance(a, list) and isinstance(b, list):
+        for i, (x, y) in enumerate(zip(a, b)):
+            if x != y:
+                return _difference(x, y, f"{path}[{i}]")
+        return f" at {path or 'the top level'}: length {len(a)} vs {len(b)}"
+    return f" at {path}" if path else ""
+
+
+# ---------------------------------------------------------------------------------------------
+# Negotiation
+
+
+def _short(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def _call(func: Callable, case: ProbeCase, view: str, convention: str,
+          limit: float | None) -> tuple[Any, float]:
+    """One probe call on fresh copies of the inputs; returns the output's image and the time."""
+    first, second = copy.deepcopy(case.first), copy.deepcopy(case.second)
+    if convention == "distance_matrix":
+        third = view_of_matrix(case.problem, view)
+    else:
+        third = dict(view_data(case.problem, view))
+    random.seed(case.seed)
+    np.random.seed(case.seed)
+    gc_was_on = gc.isenabled()
+    gc.disable()  # as timeit does: a collection would bill the garbage of others to this call
+    try:
+        t0 = time.perf_counter()
+        with time_limit(limit):
+            out = func(first, second, third)
+        seconds = time.perf_counter() - t0
+    finally:
+        if gc_was_on:
+            gc.enable()
+    return canonical(out), seconds  # at once: the operator may reuse what it returned
+
+
+def _candidate_limit(timeout: float | None, reference_seconds: float) -> float:
+    # without a timeout the reference finished; a form that hangs where it did not must not
+    # hang the negotiation (effective in the main thread only, like every time limit)
+    return timeout if timeout else 1.0 + 20.0 * reference_seconds
+
+
+def negotiate(func: Callable, operator_kind: str, problem: Problem, convention: str, *,
+              candidates: Sequence[tuple[Form, Callable]] = (), timeout: float | None = None,
+              min_gain: float = 0.1) -> Negotiation:
+    """Choose the form `func` runs in: the reference (``Form("numpy")``, `func` itself) or a
+    candidate that gives identical output on every probe and is faster.
+
+    candidates: (form, callable) pairs; by default ``[(Form("python"), func)]``.
+    convention: "problem_data" or "distance_matrix" (the third argument, see
+    ``bridge.third_argument_convention``). timeout: per-call time limit in seconds.
+    A candidate is chosen when its speed is at least ``1 + min_gain`` times the reference's
+    (times summed over the probes, each call's best of 2 to 5 rounds); the fastest such
+    candidate wins. If the reference
+    fails on a probe nothing else is tried. The caller's `random` and `np.random` states are
+    restored. The probes use small instances: whether the python view fits the real instance
+    (``views.MAX_PYTHON_VIEW_NODES``) is the caller's check. problem: the problem the operator
+    is bound to; the probes are built from it (:func:`probe_cases`).
+    """
+    if convention not in ("problem_data", "distance_matrix"):
+        raise ValueError(f"convention must be problem_data or distance_matrix, got {convention!r}")
+    pairs = list(candidates) or [(Form("python"), func)]
+    if any(form == REFERENCE for form, _ in pairs):
+        raise ValueError("the reference form (numpy, not compiled) cannot be a candidate")
+    cases = probe_cases(problem, operator_kind)
+    py_state, np_state = random.getstate(), np.random.get_state()
+    try:
+        return _negotiate(func, pairs, cases, convention, timeout, min_gain)
+    finally:
+        random.setstate(py_state)
+        np.random.set_state(np_state)
+
+
+def _round(func: Callable, pairs: list[tuple[Form, Callable]], live: list[int],
+           cases: list[ProbeCase], convention: str, timeout: float | None,
+           expected: list[Any], errors: list[str | None], best: list[list[float]],
+           tag: str) -> str | None:
+    """One pass over the probes, per probe the reference and then every live candidate.
+
+    The first pass (empty `expected`) records the reference's images; a candidate that fails
+    or differs gets its entry in `errors` and is not called again. best[0][i] and
+    best[1 + j][i] keep the fastest time of probe i of the reference and of candidate j.
+    Returns what the reference raised, or None.
+    """
+    first = not expected
+    for i, case in enumerate(cases):
+        try:
+            image, seconds = _call(func, case, REFERENCE.view, convention, timeout)
+        except _FAILURES as exc:
+            return f"probe {i + 1}{tag}: {_short(exc)}"
+        if first:
+            expected.append(image)
+        best[0][i] = min(best[0][i], seconds)
+        limit = _candidate_limit(timeout, seconds)
+        for j in live:
+            if errors[j] is None:
+                form, cand = pairs[j]
+                errors[j], cand_seconds = _check(cand, case, i + 1, form, convention, limit,
+                                                 expected[i], tag)
+                best[1 + j][i] = min(best[1 + j][i], cand_seconds)
+    return None
+
+
+def _negotiate(func: Callable, pairs: list[tuple[Form, Callable]], cases: list[ProbeCase],
+               convention: str, timeout: float | None, min_gain: float) -> Negotiation:
+    m = len(pairs)
+    errors: list[str | None] = [None] * m
+    expected: list[Any] = []
+    # per form and probe the best time over the rounds: a disturbance (GC, another process)
+    # costs one call of one round, not the form's whole round
+    best = [[math.inf] * len(cases) for _ in range(m + 1)]
+    spent = 0.0
+    for rnd in range(_MAX_ROUNDS):
+        live = [j for j in range(m) if errors[j] is None]
+        if rnd and (not live or (rnd >= _MIN_ROUNDS and spent >= _ROUNDS_BUDGET)):
+            break
+        t0 = time.perf_counter()
+        ref_error = _round(func, pairs, live, cases, convention, timeout, expected, errors, best,
+                           " (timing round)" if rnd else "")
+        spent += time.perf_counter() - t0
+        if ref_error is not None and rnd == 0:
+            trial = Trial(REFERENCE, False, math.nan, ref_error)
+            return Negotiation(REFERENCE, (trial,),
+                               f"numpy: the reference failed ({ref_error}); nothing else tried")
+        if ref_error is not None:  # it passed before: flaky, or close to its time limit
+            trials = (Trial(REFERENCE, False, sum(best[0]), ref_error),) \
+                + _trials(pairs, errors, best)
+            return Negotiation(REFERENCE, trials, f"numpy: the reference failed ({ref_error})")
+    trials = (Trial(REFERENCE, True, sum(best[0]), None),) + _trials(pairs, errors, best)
+    return Negotiation(*_choose(trials, len(cases), min_gain))
+
+
+def _trials(pairs: list[tuple[Form, Callable]], errors: list[str | None],
+            best: list[list[float]]) -> tuple[Trial, ...]:
+    return tuple(Trial(form, errors[j] is None,
+                       sum(best[1 + j]) if errors[j] is None else math.nan, errors[j])
+                 for j, (form, _) in enumerate(pairs))
+
+
+def _check(cand: Callable, case: ProbeCase, i: int, form: Form, convention: str,
+           limit: float | None, expected: Any, tag: str) -> tuple[str | None, float]:
+    """Run a candidate on probe i: (None or what went wrong, the call's time)."""
+    try:
+        image, seconds = _call(cand, case, form.view, convention, limit)
+    except _FAILURES as exc:
+        return f"probe {i}{tag}: {_short(exc)}", math.inf
+    if image != expected:
+        return f"probe {i}{tag}: output differs{_difference(image, expected)}", seconds
+    return None, seconds
+
+
+def _choose(trials: tuple[Trial, ...], n_probes: int,
+            min_gain: float) -> tuple[Form, tuple[Trial, ...], str]:
+    """(chosen form, trials, reason): the fastest identical candidate if fast enough."""
+    ref, others = trials[0], trials[1:]
+    ok = [t for t in others if t.identical and t.seconds > 0]
+    if not ok:
+        why = "; ".join(f"{t.form.label()}: {t.error}" for t in others)
+        return REFERENCE, trials, f"numpy: no other form is identical ({why})"
+    fastest = min(ok, key=lambda t: t.seconds)
+    gain = ref.seconds / fastest.seconds
+    if gain >= 1.0 + min_gain:
+        return (fastest.form, trials,
+                f"{fastest.form.label()}: identical on {n_probes} probes, {gain:.1f}x faster")
+    return (REFERENCE, trials, f"numpy: {fastest.form.label()} is identical but {gain:.2f}x as "
+                               f"fast (needs {1.0 + min_gain:.2f}x)")
