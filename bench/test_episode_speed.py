@@ -18,16 +18,15 @@ Operators: the first five destroy and the first five repair operators of the off
 corpus for CVRP (``good_entries("cvrp", kind)[:5]``, passed as source code). The corpus holds
 seven of each kind, so no seed operators are added. The corpus operators draw from ``random``,
 which the core reseeds from the run's stream before every Python call; the reference loop's
-operators do the same (:func:`_reseeding`), so all three ways replay the same trajectories and
+operators do the same (:func:`glns.reference.reseeding`), so all three ways replay the same trajectories and
 the test checks that their best costs agree exactly: the timings compare identical work.
 """
 
 from __future__ import annotations
 
-import random
 import statistics
 import time
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import pytest
@@ -36,7 +35,7 @@ import glns
 from glns.datasets import generate_cvrp
 from glns.offline_llm.corpus import good_entries
 from glns.operators import from_source
-from glns.reference import reference_alns
+from glns.reference import reference_alns, reseeding
 from glns.sandbox import WorkerPool, evaluate
 
 N_INSTANCES = 16
@@ -82,24 +81,8 @@ def _sandbox_episode(pool: WorkerPool) -> list[Any]:
     return outcomes
 
 
-def _reseeding(func: Callable) -> Callable:
-    """func(x, k_or_removed, problem_data) as a reference-loop operator taking the stream.
-
-    Reseeds ``random`` and NumPy's global generator with one draw, exactly as the core does
-    before it calls a Python operator, so the reference loop replays the native run.
-    """
-
-    def call(first: Any, second: Any, problem_data: dict, rng: Any) -> Any:
-        s = rng.next_u64() >> 32
-        random.seed(s)
-        np.random.seed(s)
-        return func(first, second, problem_data)
-
-    return call
-
-
-REFERENCE_DESTROY = [_reseeding(from_source(s, "destroy").func) for s in DESTROY_SOURCES]
-REFERENCE_REPAIR = [_reseeding(from_source(s, "repair").func) for s in REPAIR_SOURCES]
+REFERENCE_DESTROY = [reseeding(from_source(s, "destroy").func) for s in DESTROY_SOURCES]
+REFERENCE_REPAIR = [reseeding(from_source(s, "repair").func) for s in REPAIR_SOURCES]
 
 
 def _reference_episode() -> list[dict[str, Any]]:

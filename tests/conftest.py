@@ -1,7 +1,21 @@
-"""Shared fixtures: small generated instances (no external data needed)."""
+"""Shared fixtures: small generated instances (no external data needed).
+
+The tests never touch the user's compiled-operator cache: the session gets a private one
+(``GLNS_CACHE_DIR``, inherited by every worker process), and ``GLNS_COMPILE=cached`` keeps the
+default ``compile="auto"`` from starting builds in tests that are not about compiling (those
+that are set ``compile="wait"`` or call ``glns.compiler`` themselves).
+"""
+
+import os
+import shutil
+import tempfile
 
 import numpy as np
 import pytest
+
+_CACHE = tempfile.mkdtemp(prefix="glns-test-cache-")
+os.environ["GLNS_CACHE_DIR"] = _CACHE
+os.environ.setdefault("GLNS_COMPILE", "cached")
 
 import glns
 from glns import datasets
@@ -48,3 +62,7 @@ def ovrp20() -> glns.OVRP:
 def any_problem(request):
     return {"tsp": lambda: make_tsp(25, 4), "cvrp": lambda: make_vrp(glns.CVRP, 25, 5),
             "ovrp": lambda: make_vrp(glns.OVRP, 25, 6)}[request.param]()
+
+
+def pytest_sessionfinish(session, exitstatus):
+    shutil.rmtree(_CACHE, ignore_errors=True)

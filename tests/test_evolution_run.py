@@ -98,9 +98,14 @@ def test_full_cycles_exercise_every_action(problem, server, tmp_path):
     # lineage: every evolved operator names parents that were in the population
     for e in admitted:
         assert len(e["parents"]) == {"seed": 0, "i1": 0, "i2": 0, "m1": 1, "m2": 1, "c1": 2, "c2": 2}[e["action"]]
+    # every episode logs how each operator ran (native, or its data view / compiled form)
+    forms_seen = {f for e in episodes for f in e["forms"].values()}
+    assert forms_seen and forms_seen <= {"native", "numpy", "python", "compiled+numpy", "compiled+python"}
+    assert all(set(e["forms"]) == set(e["calls"]) for e in episodes)
     # the best pair is validated, exported, and glns.solve runs the module directly
     assert result.best_destroy is not None and result.best_score < float("inf")
     module = load_module(result.module_path)
+    assert set(module.META["operator_forms"]) == {m.id for m in result.destroy + result.repair}
     inst = glns.datasets.generate_cvrp(20, 99) if problem == "cvrp" else glns.datasets.generate_tsp(20, 99)
     res = glns.solve(inst, module, iterations=50, seed=1)
     assert [s.name for s in res.destroy_stats] == [result.best_destroy.id]

@@ -1,5 +1,5 @@
-"""Command line: ``glns solve`` (one instance), ``glns evolve`` (G-LNS operator evolution) and
-``glns bench`` (benchmarks)."""
+"""Command line: ``glns solve`` (one instance), ``glns evolve`` (G-LNS operator evolution),
+``glns compile`` (compiled operators) and ``glns bench`` (benchmarks)."""
 
 from __future__ import annotations
 
@@ -41,6 +41,20 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         if args.verbose:
             print(result.summary())
     return 0
+
+
+def _cmd_compile(args: argparse.Namespace) -> int:
+    from pathlib import Path
+
+    from glns.deploy import compile_operator_file
+
+    out = Path(args.out) if args.out else Path(args.path).with_suffix("").with_name(Path(args.path).stem + "-compiled")
+    reports = compile_operator_file(args.path, out, timeout=args.timeout,
+                                    progress=None if args.quiet else (lambda line: print(line, file=sys.stderr)))
+    print((out / "report.md").read_text())
+    print(f"wrote {out / Path(args.path).name} (import it, then glns.solve(problem, module)), "
+          f"{out / 'report.md'}, {out / 'report.json'}")
+    return 0 if all(r.status in ("compiled", "cached", "native") for r in reports) else 1
 
 
 def _evolution_config(args: argparse.Namespace):
@@ -198,6 +212,17 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--json", action="store_true", help="print the result as JSON")
     s.add_argument("-v", "--verbose", action="store_true", help="print operator statistics")
     s.set_defaults(func=_cmd_solve)
+    c = sub.add_parser("compile", help="compile an operator file (e.g. an evolution export) with Cython",
+                       description="Compile every Python operator of an evolution export, or of any file "
+                                   "defining PROBLEM, DESTROY and REPAIR, with Cython; choose each one's "
+                                   "data view on probe instances; write an importable copy of the module "
+                                   "that runs the compiled operators, and a report. Exit 1 when an operator "
+                                   "did not compile (it then runs interpreted). Needs glns[compile].")
+    c.add_argument("path", help="the operator file")
+    c.add_argument("-o", "--out", help="output directory (default: PATH without .py, plus -compiled)")
+    c.add_argument("--timeout", type=float, default=300.0, help="seconds per operator compile (300)")
+    c.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
+    c.set_defaults(func=_cmd_compile)
     _add_evolve_parser(sub)
     add_bench_parser(sub)
     add_plot_parser(sub)

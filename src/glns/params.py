@@ -12,6 +12,9 @@ __all__ = ["FixedTemperature", "AutoTemperature", "SolveParams",
 SIGMA_PAPER = (1.5, 1.2, 0.8, 0.1)
 SIGMA_FLAT = (1.0, 1.0, 1.0, 0.1)
 SIGMA_AGGRESSIVE = (10.0, 5.0, 2.0, 0.0)
+#: values of SolveParams.views and SolveParams.compile
+VIEW_SETTINGS = ("auto", "numpy", "python")
+COMPILE_SETTINGS = ("auto", "wait", "cached", "off")
 
 
 @dataclass(frozen=True)
@@ -74,6 +77,17 @@ class SolveParams:
     temperature: FixedTemperature (paper) or AutoTemperature (default, scale-aware).
     adaptive: False selects operators uniformly ("no adaptive weights" ablation).
     op_timeout: seconds a Python operator call may take (None: no limit; main thread only).
+    views: the form of ``problem_data`` a Python operator gets (docs/fast-operators.md):
+        "auto" (default) negotiates per operator by probe calls: plain-Python tuples when every
+        probe gives exactly the numpy output and it is faster, else read-only numpy arrays;
+        "numpy" always gives arrays (the behaviour before views existed); "python" forces the
+        tuples without probing.
+    compile: whether Python operators with source run compiled by Cython (optional extra
+        ``glns[compile]``): "auto" (default) uses a cached compiled module at once and otherwise
+        compiles in the background and switches when it is ready and proven identical on the
+        probes; "wait" compiles before the run starts; "cached" uses only what is already in
+        the cache; "off" never compiles. In the environment, ``GLNS_COMPILE=...`` replaces
+        "auto", and ``GLNS_ACCELERATE=0`` turns views and compilation off everywhere.
     """
 
     destroy_fraction: float | tuple[float, float] = (0.2, 0.6)
@@ -83,6 +97,8 @@ class SolveParams:
     temperature: Temperature = field(default_factory=AutoTemperature)
     adaptive: bool = True
     op_timeout: float | None = None
+    views: str = "auto"
+    compile: str = "auto"
 
     def __post_init__(self) -> None:
         fractions = self.destroy_fraction if isinstance(self.destroy_fraction, tuple) else (self.destroy_fraction,)
@@ -97,6 +113,10 @@ class SolveParams:
             raise ValueError(f"scores must be 4 finite numbers >= 0, got {self.scores}")
         if self.op_timeout is not None and not self.op_timeout > 0:
             raise ValueError(f"op_timeout must be > 0 or None, got {self.op_timeout}")
+        if self.views not in VIEW_SETTINGS:
+            raise ValueError(f"views must be one of {VIEW_SETTINGS}, got {self.views!r}")
+        if self.compile not in COMPILE_SETTINGS:
+            raise ValueError(f"compile must be one of {COMPILE_SETTINGS}, got {self.compile!r}")
         if not isinstance(self.temperature, (FixedTemperature, AutoTemperature)):
             raise ValueError(f"temperature must be FixedTemperature or AutoTemperature, got {self.temperature!r}")
 

@@ -14,7 +14,12 @@ OUTCOMES = ("best", "better", "accepted", "rejected")
 
 @dataclass(frozen=True)
 class OperatorStats:
-    """What one operator did in a run. outcomes counts sigma1..sigma4 (failures are in sigma4)."""
+    """What one operator did in a run. outcomes counts sigma1..sigma4 (failures are in sigma4).
+
+    form: how it ran: "native", or for a Python operator its data view and whether compiled
+    ("numpy", "python", "compiled+numpy", "compiled+python"); form_reason: why (the probe
+    result, compile status). See docs/fast-operators.md.
+    """
 
     name: str
     kind: str
@@ -25,6 +30,8 @@ class OperatorStats:
     weight: float
     fitness: float
     last_error: str | None
+    form: str = "native"
+    form_reason: str = ""
 
 
 @dataclass(frozen=True)

@@ -137,40 +137,48 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
     repair_ops = [_ops.resolve(s, "repair") for s in _as_list(repair, DEFAULT_REPAIR, "repair")]
     if not destroy_ops or not repair_ops:
         raise ValueError("give at least one destroy and one repair operator")
-    bound_d = [op.bind(problem, params.op_timeout) for op in destroy_ops]
-    bound_r = [op.bind(problem, params.op_timeout) for op in repair_ops]
-
-    from glns._core._alns import run_alns
-
     uses_python = not all(op.is_native for op in destroy_ops + repair_ops)
+    # binding a Python operator may run probe calls (glns.operators.accelerate): they seed the
+    # global random streams, so the caller's state is saved before and restored after it all
     saved = (random.getstate(), np.random.get_state()) if uses_python else None
     try:
-        raw = run_alns(problem.core, bound_d, bound_r, cfg, int(seed), initial_solution)
+        bound_d = [op.bind(problem, params.op_timeout, params) for op in destroy_ops]
+        bound_r = [op.bind(problem, params.op_timeout, params) for op in repair_ops]
+        raw = _run(problem, bound_d, bound_r, cfg, int(seed), initial_solution)
     finally:
         if saved is not None:
             random.setstate(saved[0])
             np.random.set_state(saved[1])
-    return _result(problem, raw, destroy_ops, repair_ops, int(seed))
+    return _result(problem, raw, destroy_ops, repair_ops, int(seed), bound_d, bound_r)
 
 
-def _stats(ops: Iterable[_ops.Operator], raw: dict[str, Any]) -> tuple[OperatorStats, ...]:
+def _run(problem: Problem, bound_d: list, bound_r: list, cfg: dict[str, Any], seed: int,
+         initial_solution: Any) -> dict[str, Any]:
+    from glns._core._alns import run_alns
+
+    return run_alns(problem.core, bound_d, bound_r, cfg, seed, initial_solution)
+
+
+def _stats(ops: Iterable[_ops.Operator], raw: dict[str, Any], bound: list) -> tuple[OperatorStats, ...]:
     return tuple(
         OperatorStats(name=op.name, kind=op.kind, calls=int(raw["calls"][i]),
                       outcomes=tuple(int(x) for x in raw["outcomes"][i]),
                       failures=int(raw["failures"][i]), seconds=float(raw["seconds"][i]),
                       weight=float(raw["weights"][i]), fitness=float(raw["fitness"][i]),
-                      last_error=raw["last_error"][i])
-        for i, op in enumerate(ops)
+                      last_error=raw["last_error"][i],
+                      form=getattr(b, "form", "native"), form_reason=getattr(b, "form_reason", ""))
+        for i, (op, b) in enumerate(zip(ops, bound))
     )
 
 
 def _result(problem: Problem, raw: dict[str, Any], destroy_ops: list, repair_ops: list,
-            seed: int) -> Result:
+            seed: int, bound_d: list, bound_r: list) -> Result:
     return Result(
         problem_kind=problem.kind, solution=raw["best"], cost=float(raw["best_cost"]),
         iterations=int(raw["iterations"]), runtime=float(raw["runtime"]), seed=seed,
         best_curve=raw["best_curve"], current_curve=raw["current_curve"],
         iteration_seconds=raw["iteration_seconds"],
-        destroy_stats=_stats(destroy_ops, raw["destroy"]), repair_stats=_stats(repair_ops, raw["repair"]),
+        destroy_stats=_stats(destroy_ops, raw["destroy"], bound_d),
+        repair_stats=_stats(repair_ops, raw["repair"], bound_r),
         synergy=raw["synergy"], initial_temperature=float(raw["initial_temperature"]),
     )

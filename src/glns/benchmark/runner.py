@@ -88,12 +88,15 @@ def glns_curve(result: Result) -> dict[str, list]:
 
 
 def operator_stats(result: Result) -> dict[str, Any]:
-    """The operators of a glns run: names, final weights, calls and the synergy matrix S[d][r]."""
+    """The operators of a glns run: names, final weights, calls, how each ran (its form: native,
+    or a Python operator's data view and compiled or not) and the synergy matrix S[d][r]."""
     return {"destroy": [s.name for s in result.destroy_stats], "repair": [s.name for s in result.repair_stats],
             "destroy_weights": [s.weight for s in result.destroy_stats],
             "repair_weights": [s.weight for s in result.repair_stats],
             "destroy_calls": [s.calls for s in result.destroy_stats],
             "repair_calls": [s.calls for s in result.repair_stats],
+            "destroy_forms": [s.form for s in result.destroy_stats],
+            "repair_forms": [s.form for s in result.repair_stats],
             "synergy": np.asarray(result.synergy).tolist()}
 
 

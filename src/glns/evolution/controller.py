@@ -41,6 +41,7 @@ from glns.evolution.population import (
 from glns.evolution.rundir import RunDirectory, RunDirectoryError
 from glns.evolution.seeds import seed_members
 from glns.llm import LLMClient, LLMConfig
+from glns.operators.accelerate import precompile
 from glns.problems import Problem
 from glns.rng import run_seed
 from glns.sandbox import WorkerPool, evaluate
@@ -130,6 +131,8 @@ class Evolution:
         self._train: list[Problem] | None = None
         self._validation: list[Problem] | None = None
         self._pool: WorkerPool | None = None
+        # how each operator ran in its latest episode (docs/fast-operators.md); for the export
+        self.forms: dict[str, str] = {}
 
     # ------------------------------------------------------------------ construction
     @classmethod
@@ -292,6 +295,8 @@ class Evolution:
         self._population(member.kind).append(member)
         self._generator.known_sources.add(source_key(member.source))
         self.rundir.write_operator(member.id, _operator_file(member))
+        if member.native is None:  # its compiled twin is ready by the time episodes need it
+            precompile(member.source, self.params)
         self.rundir.log("admitted", id=member.id, kind=member.kind, action=member.action,
                         parents=list(member.parents), cycle=member.cycle, idea=member.idea,
                         function=member.function, native=member.native, code=member.source, **extra)
@@ -406,6 +411,7 @@ class Evolution:
         episode = Scores()
         costs, failed = [], []
         calls = {k: 0 for k in d_ids + r_ids}
+        forms: dict[str, str] = {}
         op_failures = {k: 0 for k in d_ids + r_ids}
         errors: dict[str, str] = {}
         for out in outcomes:
@@ -419,16 +425,18 @@ class Evolution:
             for st in res.destroy_stats + res.repair_stats:
                 calls[st.name] += st.calls
                 op_failures[st.name] += st.failures
+                forms.setdefault(st.name, st.form)
                 if st.last_error and st.name not in errors:
                     errors[st.name] = st.last_error
         self.scores.add_run(d_ids, r_ids, [episode.fitness.get(k, 0.0) for k in d_ids],
                             [episode.fitness.get(k, 0.0) for k in r_ids],
                             episode.matrix(d_ids, r_ids))
         self.episodes += 1
+        self.forms.update(forms)
         mean_cost = sum(costs) / len(costs) if costs else None
         seconds = time.monotonic() - t0
         self.rundir.log("episode", cycle=c, episode=self.episodes, fitness=episode.fitness,
-                        calls=calls, failures=op_failures, errors=errors, failed_runs=failed,
+                        calls=calls, failures=op_failures, errors=errors, failed_runs=failed, forms=forms,
                         mean_cost=mean_cost, seconds=round(seconds, 3))
         self.progress(f"cycle {c}/{self.cfg.cycles} episode {self.episodes}/{self.cfg.generations}: "
                       f"mean cost {mean_cost or 0.0:.4f}, {len(failed)} failed runs, {seconds:.1f} s")
@@ -478,7 +486,9 @@ class Evolution:
                 "best_score": self.best["score"] if self.best else None,
                 "best_cycle": self.best["cycle"] if self.best else None,
                 "validation": f"{self.cfg.validation_count} x n={self.cfg.validation_size}, "
-                              f"{self.cfg.validation_iterations} iterations, mean best cost"}
+                              f"{self.cfg.validation_iterations} iterations, mean best cost",
+                "operator_forms": {m.id: self.forms[m.id] for m in self.destroy + self.repair
+                                   if m.id in self.forms}}
         return export_module(self.rundir.path / "best_operators.py", self.destroy, self.repair,
                              (d, r) if d is not None else None, meta)
 

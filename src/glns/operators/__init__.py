@@ -13,9 +13,7 @@ from typing import Any, Callable
 
 from glns.exceptions import OperatorError
 from glns.operators.natives import NATIVE_OPERATORS, native_params
-from glns.operators.bridge import (
-    BoundPythonOperator, compile_source, third_argument_convention,
-)
+from glns.operators.bridge import compile_source, third_argument_convention
 
 __all__ = ["Operator", "native", "from_source", "from_callable", "resolve", "NATIVE_OPERATORS"]
 
@@ -38,8 +36,12 @@ class Operator:
     def is_native(self) -> bool:
         return self.native_name is not None
 
-    def bind(self, problem: Any, timeout: float | None = None) -> Any:
-        """The object the core's loop calls for this operator on `problem`."""
+    def bind(self, problem: Any, timeout: float | None = None, params: Any = None) -> Any:
+        """The object the core's loop calls for this operator on `problem`.
+
+        A Python operator is bound in the form ``glns.operators.accelerate`` chooses under
+        `params` (a SolveParams; default settings when None): data view and compiled or not.
+        """
         if self.is_native:
             from glns._core._native_ops import NATIVE_DESTROY, NATIVE_REPAIR
 
@@ -50,7 +52,10 @@ class Operator:
 
             codes = NATIVE_DESTROY if self.kind == "destroy" else NATIVE_REPAIR
             return _BoundNative(codes[self.native_name], self.params)
-        return BoundPythonOperator(self.func, problem.problem_data(), self.convention, timeout)
+        from glns.operators.accelerate import bind_python
+        from glns.params import SolveParams
+
+        return bind_python(self, problem, timeout, params if params is not None else SolveParams())
 
 
 @dataclass(frozen=True)

@@ -130,31 +130,44 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         raise OperatorTimeout(f"operator ran past its time limit of {seconds:g} s")
 
 
-def _private_copy(value: Any) -> Any:
-    if isinstance(value, np.ndarray):
-        value = value.copy()
-        value.flags.writeable = False
-    return value
-
-
 class BoundPythonOperator:
-    """A Python operator bound to one problem: what the core's loop calls."""
+    """A Python operator bound to one problem: what the core's loop calls.
+
+    data: the ``problem_data`` dict in the form the operator gets (never handed out itself:
+    every call gets a fresh shallow copy); matrix: the bare distance matrix in the same form,
+    for operators whose third parameter is named like a matrix. Both are private copies
+    (read-only arrays or immutable tuples, see ``glns.operators.views``), so even an operator
+    that unlocks and overwrites them reaches neither the core (which has its own copy) nor the
+    user's instance. form / form_reason: how it runs and why (``glns.operators.accelerate``);
+    upgrade: an object with ready() and apply(bound), checked before each call, that switches
+    the operator to a compiled twin built in the background.
+    """
 
     native_code = -1
     params = ()
 
-    def __init__(self, func: Callable, problem_data: dict[str, Any], convention: str,
+    def __init__(self, func: Callable, data: dict[str, Any], matrix: Any, convention: str,
                  timeout: float | None) -> None:
-        self.func = func
-        # private read-only copies: even an operator that unlocks and overwrites them reaches
-        # neither the core (which has its own copy) nor the user's instance
-        problem_data = {k: _private_copy(v) for k, v in problem_data.items()}
-        self._data = problem_data
-        self._matrix = problem_data["distance_matrix"]
         self._convention = convention
         self._timeout = timeout
+        self.upgrade: Any = None
+        self.negotiation: Any = None
+        self.set_form(func, data, matrix, "numpy", "")
+
+    def set_form(self, func: Callable, data: dict[str, Any], matrix: Any, form: str,
+                 reason: str, negotiation: Any = None) -> None:
+        """Run `func` with `data` / `matrix` from now on; record the form and why."""
+        self.func = func
+        self._data = data
+        self._matrix = matrix
+        self.form = form
+        self.form_reason = reason
+        self.negotiation = negotiation
 
     def invoke(self, first: Any, second: Any) -> Any:
+        if self.upgrade is not None and self.upgrade.ready():
+            upgrade, self.upgrade = self.upgrade, None
+            upgrade.apply(self)
         third = self._matrix if self._convention == "distance_matrix" else dict(self._data)
         if self._timeout:
             with time_limit(self._timeout):

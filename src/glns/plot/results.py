@@ -12,13 +12,10 @@ these fields, so a hand-written file or a list of such records works as well.
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Iterable, Mapping, Sequence
 
-import numpy as np
 
 from glns.benchmark.report import FORMAT, check_format, read_results
 from glns.benchmark.runner import glns_curve, operator_stats

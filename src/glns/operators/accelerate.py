@@ -1,0 +1,393 @@
+"""How a Python operator runs: which form of ``problem_data`` it gets and whether it runs compiled.
+
+When a Python operator is bound to a problem (:meth:`glns.operators.Operator.bind`), this module
+
+1. finds a compiled twin of its source: a Cython build in the on-disk cache
+   (:mod:`glns.compiler`), built now (``compile="wait"``) or in the background
+   (``compile="auto"``: the run starts interpreted and switches when the build is ready);
+2. negotiates the form (:func:`glns.operators.probe.negotiate`): the operator is called on
+   fixed probe inputs with identical seeded ``random``/``np.random`` state in every candidate
+   form (numpy arrays or immutable Python tuples, interpreted or compiled), and a form is taken
+   only when every probe output is exactly the interpreted numpy output and no call raises;
+3. binds the chosen form in a :class:`glns.operators.bridge.BoundPythonOperator`, which records
+   it (``OperatorStats.form`` / ``form_reason``).
+
+Decisions are cached per process by operator, problem kind and what is available, so a sandbox
+worker negotiates an operator once, not once per instance. The probe inputs do not depend on
+the user's instance, so every process reaches the same decision. Nothing here changes what the
+core validates: every call's output is still checked before it reaches the solver's data.
+See docs/fast-operators.md.
+"""
+
+from __future__ import annotations
+
+import ast
+import builtins
+import hashlib
+import inspect
+import os
+import textwrap
+import threading
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from glns.operators.bridge import OPERATOR_GLOBALS, BoundPythonOperator
+from glns.operators.policy import policy_violation
+from glns.params import COMPILE_SETTINGS
+from glns.operators.probe import Form, Negotiation, negotiate
+from glns.operators.views import MAX_PYTHON_VIEW_NODES, view_data, view_of_matrix
+
+__all__ = ["bind_python", "accelerate_settings", "compilable_source", "precompile", "ENV_SWITCH"]
+
+#: environment variable that turns views and compilation off everywhere when set to 0/off/false
+ENV_SWITCH = "GLNS_ACCELERATE"
+#: environment variable that replaces compile="auto" (e.g. "cached" on CI machines: use compiled
+#: twins found in the cache, never build one)
+ENV_COMPILE = "GLNS_COMPILE"
+
+
+def accelerate_settings(params: Any) -> tuple[str, str]:
+    """(views, compile) of `params` (a SolveParams), with the environment switches applied."""
+    if os.environ.get(ENV_SWITCH, "").strip().lower() in ("0", "off", "false", "no"):
+        return "numpy", "off"
+    mode = params.compile
+    if mode == "auto":
+        env = os.environ.get(ENV_COMPILE, "").strip().lower()
+        if env:
+            if env not in COMPILE_SETTINGS:
+                raise ValueError(f"{ENV_COMPILE} must be one of {COMPILE_SETTINGS}, got {env!r}")
+            mode = env
+    return params.views, mode
+
+
+# ============================================================================ source to compile
+
+def compilable_source(op: Any) -> tuple[str | None, str | None, str]:
+    """(source, entry function name, why not) of what can be compiled for Python operator `op`.
+
+    Source given to ``from_source`` is compiled as it is. For a plain callable, its own source
+    when it is self-contained (every global it reads is a builtin or one of the modules operator
+    code may use without importing them); else the whole source of the module that defines it.
+    """
+    func = op.func
+    name = getattr(func, "__name__", None)
+    if op.source is not None:
+        return op.source, name, ""
+    if not inspect.isfunction(func) or name == "<lambda>":
+        return None, None, "not a plain Python function (a lambda, a builtin or a callable object)"
+    if func.__closure__:
+        return None, None, "a closure (its free variables are not in its source)"
+    try:
+        own = textwrap.dedent(inspect.getsource(func))
+    except (OSError, TypeError):
+        return None, None, "its source is not available"
+    try:
+        tree = ast.parse(own)
+    except SyntaxError:
+        return None, None, "its source does not parse on its own"
+    if (len(tree.body) == 1 and isinstance(tree.body[0], ast.FunctionDef)
+            and not tree.body[0].decorator_list and tree.body[0].name == name):
+        if not _free_globals(tree):
+            return own, name, ""
+    module = inspect.getmodule(func)
+    try:
+        whole = inspect.getsource(module) if module is not None else None
+    except (OSError, TypeError):
+        whole = None
+    if whole is None or module.__name__ == "__main__" or getattr(module, name, None) is not func:
+        return None, None, "it reads module globals and its module's source is not usable"
+    return whole, name, ""
+
+
+def _free_globals(tree: ast.AST) -> set[str]:
+    """Names a function's source reads without binding them, beyond builtins and operator globals."""
+    bound: set[str] = set()
+    loaded: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (loaded if isinstance(node.ctx, ast.Load) else bound).add(node.id)
+        elif isinstance(node, ast.arg):
+            bound.add(node.arg)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            bound.add(node.name)
+    return loaded - bound - set(dir(builtins)) - set(OPERATOR_GLOBALS)
+
+
+def stateful_reason(source: str | None, func: Callable) -> str | None:
+    """Why `func` must not be probed: it may keep state between calls, or it breaks the operator
+    rules (None when it can be probed).
+
+    Probe calls must not change what the run does later, so only operators that keep no state
+    between calls are probed: no module-level mutable values, no ``global`` statements, no
+    mutable default arguments, no closure, no attributes set on functions. A pure function of
+    its three arguments (and the seeded random streams) gives the same outputs whether or not
+    it was probed first.
+    """
+    if getattr(func, "__closure__", None):
+        return "it is a closure"
+    if any(isinstance(v, (list, dict, set, bytearray)) for v in (getattr(func, "__defaults__", None) or ())):
+        return "it has a mutable default argument"
+    if source is None:
+        return "its source is not available to check it keeps no state"
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return "its source does not parse"
+    # code outside the operator rules (I/O, processes, signals ...) may do anything when called
+    # on the probe inputs; it runs exactly as it is told to, and no more often
+    violation = policy_violation(source)
+    if violation is not None:
+        return f"its source breaks the operator rules: {violation}"
+    for node in tree.body:
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            value = node.value
+            if value is not None and not _immutable_literal(value):
+                return f"it keeps module-level state (line {node.lineno})"
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Global):
+            return f"it declares global {', '.join(node.names)} (line {node.lineno})"
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            for default in node.args.defaults + [d for d in node.args.kw_defaults if d is not None]:
+                if not _immutable_literal(default) and not isinstance(default, (ast.Name, ast.Attribute)):
+                    return f"it has a mutable default argument (line {default.lineno})"
+        if isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            for t in targets:
+                if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and \
+                        t.value.id in _function_names(tree):
+                    return f"it sets an attribute on a function (line {node.lineno})"
+    return None
+
+
+def _immutable_literal(node: ast.AST) -> bool:
+    """An expression of constants, tuples and arithmetic on them (e.g. 1e-9, (0, 1), -1, 2**31)."""
+    if isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, ast.Tuple):
+        return all(_immutable_literal(e) for e in node.elts)
+    if isinstance(node, ast.UnaryOp):
+        return _immutable_literal(node.operand)
+    if isinstance(node, ast.BinOp):
+        return _immutable_literal(node.left) and _immutable_literal(node.right)
+    if isinstance(node, ast.Attribute):  # e.g. math.inf, np.inf
+        return isinstance(node.value, ast.Name) and node.value.id in OPERATOR_GLOBALS
+    if isinstance(node, ast.Call):  # float("inf"), frozenset(...) of literals
+        return isinstance(node.func, ast.Name) and node.func.id in ("float", "int", "frozenset", "tuple") \
+            and all(_immutable_literal(a) for a in node.args) and not node.keywords
+    return False
+
+
+def _function_names(tree: ast.AST) -> set[str]:
+    return {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+# ============================================================================ compiled twins
+
+@dataclass
+class _Build:
+    """One source's compiled twin: looked up, being built in a background thread, or done."""
+
+    source: str
+    outcome: Any = None              # glns.compiler.CompileOutcome once known
+    module: Any = None               # the loaded extension module
+    error: str | None = None         # why there is no usable module
+    thread: threading.Thread | None = None
+
+    def ready(self) -> bool:
+        return self.thread is None or not self.thread.is_alive()
+
+    def function(self, name: str) -> Callable | None:
+        """The compiled entry function (None, with self.error set, when there is none)."""
+        if self.module is None and self.error is None:
+            if self.outcome is None or not self.outcome.ok:
+                status = getattr(self.outcome, "status", "unavailable")
+                self.error = f"not compiled ({status}): {getattr(self.outcome, 'reason', '')}"
+            else:
+                from glns import compiler
+
+                try:
+                    self.module = compiler.load_module(self.outcome, OPERATOR_GLOBALS)
+                except Exception as exc:
+                    self.error = f"compiled module does not load: {type(exc).__name__}: {exc}"
+        if self.module is None:
+            return None
+        func = getattr(self.module, name, None)
+        if func is None or not callable(func):
+            self.error = f"compiled module has no function {name!r}"
+            return None
+        return func
+
+
+_BUILDS: dict[str, _Build] = {}
+_BUILDS_LOCK = threading.Lock()
+
+
+def _build_for(source: str, mode: str) -> _Build | None:
+    """The process-wide _Build of `source`: a cache hit, a blocking build ("wait") or a
+    background one ("auto"). None when compiling cannot work here at all."""
+    from glns import compiler
+
+    key = hashlib.sha256(source.encode()).hexdigest()
+    with _BUILDS_LOCK:
+        build = _BUILDS.get(key)
+        if build is not None:
+            return build
+        build = _Build(source)
+        _BUILDS[key] = build
+    build.outcome = compiler.lookup(source)
+    if build.outcome is not None:
+        return build
+    unavailable = compiler.unavailable_reason()
+    if unavailable is not None:
+        build.error = unavailable
+        return build
+    if mode == "wait":
+        build.outcome = compiler.compile_source(source)
+        return build
+    if mode == "cached":
+        build.error = "not in the compiled-operator cache (compile='cached' builds nothing)"
+        with _BUILDS_LOCK:  # a later "auto" or "wait" binding may still build it
+            _BUILDS.pop(key, None)
+        return build
+
+    def run() -> None:
+        try:
+            build.outcome = compiler.compile_source(source)
+        except Exception as exc:  # never let a background build take the process down
+            build.error = f"compile failed: {type(exc).__name__}: {exc}"
+
+    # a daemon thread: a script that ends does not wait for it; the build process it started
+    # finishes on its own and fills the cache for the next run
+    build.thread = threading.Thread(target=run, name="glns-compile", daemon=True)
+    build.thread.start()
+    return build
+
+
+def precompile(source: str, params: Any) -> None:
+    """Start building the compiled twin of `source` in the background (when `params` allow
+    compiling), so that the processes that run it later find it in the cache. Never runs the
+    code: the evolution controller calls this when it admits an operator."""
+    if accelerate_settings(params)[1] != "off":
+        _build_for(source, "auto")
+
+
+# ============================================================================ negotiation
+
+_DECISIONS: dict[tuple, tuple[Negotiation, Any]] = {}
+_DECISIONS_LOCK = threading.Lock()
+
+
+def _decide(op: Any, problem: Any, views: str, compiled: Callable | None, timeout: float | None,
+            op_key: tuple) -> Negotiation:
+    """The negotiation for op on problem's kind, cached per process."""
+    python_ok = problem.n_nodes <= MAX_PYTHON_VIEW_NODES
+    key = (op_key, op.kind, problem.kind, op.convention, views, python_ok, compiled is not None)
+    with _DECISIONS_LOCK:
+        hit = _DECISIONS.get(key)
+    if hit is not None:
+        return hit[0]
+    candidates: list[tuple[Form, Callable]] = []
+    if views == "auto" and python_ok:
+        candidates.append((Form("python"), op.func))
+    if compiled is not None:
+        if views in ("auto", "numpy"):
+            candidates.append((Form("numpy", True), compiled))
+        if views in ("auto", "python") and python_ok:
+            candidates.append((Form("python", True), compiled))
+    if views == "python" and python_ok:
+        forced = Form("python")
+        decision = negotiate(op.func, op.kind, problem, op.convention,
+                             candidates=candidates, timeout=timeout) if candidates else None
+        if decision is None or not decision.chosen.compiled:
+            decision = Negotiation(forced, decision.trials if decision else (),
+                                   "python view forced (views='python'), not probed")
+    elif candidates:
+        decision = negotiate(op.func, op.kind, problem, op.convention,
+                             candidates=candidates, timeout=timeout)
+    else:
+        why = "views='numpy'" if views == "numpy" else \
+            f"more than {MAX_PYTHON_VIEW_NODES} nodes" if not python_ok else "nothing else to try"
+        decision = Negotiation(Form("numpy"), (), f"numpy arrays ({why})")
+    with _DECISIONS_LOCK:
+        _DECISIONS[key] = (decision, op.func)  # keeps func alive: its id stays unique
+    return decision
+
+
+def _operator_key(op: Any, source: str | None) -> tuple:
+    if op.source is not None:
+        return ("source", hashlib.sha256(op.source.encode()).hexdigest(), op.func.__name__)
+    return ("callable", id(op.func))
+
+
+class _Upgrade:
+    """Switches a bound operator to its compiled twin once the background build is done.
+
+    Checked by the bound operator before each call (in the thread that runs the solver, so the
+    probe calls never race with the run's own use of ``random``/``np.random``)."""
+
+    def __init__(self, op: Any, problem: Any, views: str, timeout: float | None,
+                 build: _Build, op_key: tuple) -> None:
+        self.op, self.problem, self.views, self.timeout = op, problem, views, timeout
+        self.build, self.op_key = build, op_key
+
+    def ready(self) -> bool:
+        return self.build.ready()
+
+    def apply(self, bound: BoundPythonOperator) -> None:
+        compiled = self.build.function(self.op.func.__name__)
+        if compiled is None:
+            bound.form_reason += f"; {self.build.error}"
+            return
+        decision = _decide(self.op, self.problem, self.views, compiled, self.timeout, self.op_key)
+        _apply(bound, self.op, self.problem, decision, compiled)
+        bound.form_reason += " (switched to after the background build, during the run)"
+
+
+def _apply(bound: BoundPythonOperator, op: Any, problem: Any, decision: Negotiation,
+           compiled: Callable | None) -> None:
+    form = decision.chosen
+    func = compiled if form.compiled else op.func
+    bound.set_form(func, view_data(problem, form.view), view_of_matrix(problem, form.view),
+                   form.label(), decision.reason, decision)
+
+
+def bind_python(op: Any, problem: Any, timeout: float | None, params: Any) -> BoundPythonOperator:
+    """A Python operator bound to `problem` in the form chosen for it (see the module doc)."""
+    views, mode = accelerate_settings(params)
+    bound = BoundPythonOperator(op.func, view_data(problem, "numpy"),
+                                view_of_matrix(problem, "numpy"), op.convention, timeout)
+    if views == "numpy" and mode == "off":
+        bound.form_reason = "numpy arrays (views='numpy', compile='off')"
+        return bound
+    source, entry, why_not = compilable_source(op)
+    state = stateful_reason(source, op.func)
+    if state is not None:  # probe calls could change what it does later: no probes
+        if views == "python" and problem.n_nodes <= MAX_PYTHON_VIEW_NODES:
+            _apply(bound, op, problem, Negotiation(Form("python"), (), "python view forced (views='python'), "
+                                                   "not probed"), None)
+        else:
+            bound.form_reason = f"numpy arrays, not probed: {state}"
+        return bound
+    build, note = None, ""
+    if mode != "off":
+        if source is None:
+            note = f"; not compiled: {why_not}"
+        else:
+            build = _build_for(source, mode)
+    op_key = _operator_key(op, source)
+    compiled = None
+    ready_at_bind = build is not None and build.ready()
+    if ready_at_bind:
+        compiled = build.function(op.func.__name__)
+        if compiled is None:
+            note = f"; {build.error}"
+    decision = _decide(op, problem, views, compiled, timeout, op_key)
+    _apply(bound, op, problem, decision, compiled)
+    bound.form_reason += note
+    if build is not None and not ready_at_bind:  # (it may have finished while we negotiated)
+        bound.upgrade = _Upgrade(op, problem, views, timeout, build, op_key)
+    return bound
