@@ -456,3 +456,43 @@ def test_glns_compile_refuses_a_file_that_is_not_an_operator_module(tmp_path, ca
     path.write_text("X = 1\n")
     assert main(["compile", str(path), "-o", str(tmp_path / "out")]) == 2
     assert "not an operator module" in capsys.readouterr().err
+
+
+@needs_compiler
+def test_sandbox_kill_path_unchanged_with_a_compiled_operator():
+    """A compiled operator in the workers: one instance hangs where no signal can stop it (every
+    exception swallowed); its task is killed at the deadline and the others finish compiled."""
+    hang_on_12 = '''
+def destroy(x, destroy_cnt, problem_data):
+    if len(problem_data['distance_matrix']) == 13:   # only the 12-customer instance
+        while True:
+            try:
+                y = sum(range(1000))
+            except:
+                pass
+    acc = 0
+    for i in range(20000):   # pure-Python work that compiling speeds up
+        acc += i * i % 7
+    removed = x[0][:1]
+    return removed, [x[0][1:]] + x[1:]
+'''
+    assert compiler.compile_source(hang_on_12).ok   # into the session cache the workers read
+    instances = [glns.datasets.generate_cvrp(n, 1) for n in (10, 12, 11)]
+    with WorkerPool(2) as pool:
+        out = evaluate(instances, [PythonSource(hang_on_12)], ["greedy_insertion"], pool=pool,
+                       iterations=20, params=glns.SolveParams(op_timeout=0.1), task_timeout=3.0)
+    assert [o.status for o in out] == ["ok", "timeout", "ok"]
+    for o in (out[0], out[2]):
+        st = o.result.destroy_stats[0]
+        assert st.failures == 0 and st.form.startswith("compiled"), st.form_reason
+
+
+@needs_compiler
+def test_glns_compile_clear_cache(tmp_path, monkeypatch, capsys):
+    from glns.cli import main
+
+    monkeypatch.setenv("GLNS_CACHE_DIR", str(tmp_path / "cache"))
+    assert compiler.compile_source(paper_style.SOURCES["tsp"]["destroy"][0]).status == "compiled"
+    assert main(["compile", "--clear-cache"]) == 0
+    assert "removed 1 compiled operator" in capsys.readouterr().out
+    assert compiler.lookup(paper_style.SOURCES["tsp"]["destroy"][0]) is None

@@ -48,6 +48,16 @@ def _cmd_compile(args: argparse.Namespace) -> int:
 
     from glns.deploy import compile_operator_file
 
+    if args.clear_cache:
+        from glns import compiler
+
+        removed = compiler.clear_cache()
+        print(f"removed {removed} compiled operator(s) from {compiler.cache_dir()}")
+        if args.path is None:
+            return 0
+    if args.path is None:
+        raise ValueError("give an operator file to compile (or --clear-cache)")
+
     out = Path(args.out) if args.out else Path(args.path).with_suffix("").with_name(Path(args.path).stem + "-compiled")
     reports = compile_operator_file(args.path, out, timeout=args.timeout,
                                     progress=None if args.quiet else (lambda line: print(line, file=sys.stderr)))
@@ -218,7 +228,9 @@ def build_parser() -> argparse.ArgumentParser:
                                    "data view on probe instances; write an importable copy of the module "
                                    "that runs the compiled operators, and a report. Exit 1 when an operator "
                                    "did not compile (it then runs interpreted). Needs glns[compile].")
-    c.add_argument("path", help="the operator file")
+    c.add_argument("path", nargs="?", help="the operator file")
+    c.add_argument("--clear-cache", action="store_true",
+                   help="first empty the compiled-operator cache ($GLNS_CACHE_DIR or ~/.cache/glns/operators)")
     c.add_argument("-o", "--out", help="output directory (default: PATH without .py, plus -compiled)")
     c.add_argument("--timeout", type=float, default=300.0, help="seconds per operator compile (300)")
     c.add_argument("-q", "--quiet", action="store_true", help="no progress lines")

@@ -102,17 +102,20 @@ def _roulette(weights: Sequence[float], adaptive: bool, rng: SplitMix64) -> int:
     return m - 1
 
 
-def reseeding(func: Callable) -> Callable:
-    """A Python operator ``func(x, k_or_removed, problem_data)`` as an operator of
+def reseeding(func: Callable, convention: str = "problem_data") -> Callable:
+    """A Python operator ``func(x, k_or_removed, third)`` as an operator of
     :func:`reference_alns`, which also takes the run's stream: before each call it reseeds
     ``random`` and NumPy's global generator with one draw, exactly as the core does, so the
-    reference loop replays the native loop's trajectory with the same Python operators."""
+    reference loop replays the native loop's trajectory with the same Python operators.
+    convention: "problem_data" (third is the dict) or "distance_matrix" (the bare matrix), as
+    ``glns.operators.bridge.third_argument_convention`` decides for func."""
 
     def call(first: Any, second: Any, problem_data: dict, rng: SplitMix64) -> Any:
         s = rng.next_u64() >> 32
         random.seed(s)
         np.random.seed(s)
-        return func(first, second, problem_data)
+        third = problem_data["distance_matrix"] if convention == "distance_matrix" else problem_data
+        return func(first, second, third)
 
     return call
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import random
 import types
 from typing import Any, Iterable, Sequence
@@ -10,6 +11,7 @@ import numpy as np
 
 from glns import operators as _ops
 from glns.exceptions import OperatorError
+from glns.operators.bridge import alarm_installed
 from glns.params import SolveParams
 from glns.problems import Problem
 from glns.result import OperatorStats, Result
@@ -144,7 +146,8 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
     try:
         bound_d = [op.bind(problem, params.op_timeout, params) for op in destroy_ops]
         bound_r = [op.bind(problem, params.op_timeout, params) for op in repair_ops]
-        raw = _run(problem, bound_d, bound_r, cfg, int(seed), initial_solution)
+        with alarm_installed() if uses_python and params.op_timeout else contextlib.nullcontext():
+            raw = _run(problem, bound_d, bound_r, cfg, int(seed), initial_solution)
     finally:
         if saved is not None:
             random.setstate(saved[0])

@@ -355,6 +355,24 @@ def _apply(bound: BoundPythonOperator, op: Any, problem: Any, decision: Negotiat
                    form.label(), decision.reason, decision)
 
 
+_STATIC: dict[tuple, tuple] = {}
+
+
+def _static_facts(op: Any) -> tuple[str | None, str | None, str, str | None]:
+    """(source, entry, why not compilable, why not probed) of op, computed once per operator:
+    a sandbox worker binds the same operator to every instance of every episode."""
+    key = ("source", op.source, op.func.__name__) if op.source is not None else ("callable", id(op.func))
+    facts = _STATIC.get(key)
+    if facts is None:
+        source, entry, why_not = compilable_source(op)
+        facts = (source, entry, why_not, stateful_reason(source, op.func), op.func)
+        with _DECISIONS_LOCK:
+            if len(_STATIC) >= 4096:  # a long evolution admits thousands of operators
+                _STATIC.pop(next(iter(_STATIC)))
+            _STATIC[key] = facts  # (keeps func alive: its id stays unique)
+    return facts[:4]
+
+
 def bind_python(op: Any, problem: Any, timeout: float | None, params: Any) -> BoundPythonOperator:
     """A Python operator bound to `problem` in the form chosen for it (see the module doc)."""
     views, mode = accelerate_settings(params)
@@ -363,8 +381,7 @@ def bind_python(op: Any, problem: Any, timeout: float | None, params: Any) -> Bo
     if views == "numpy" and mode == "off":
         bound.form_reason = "numpy arrays (views='numpy', compile='off')"
         return bound
-    source, entry, why_not = compilable_source(op)
-    state = stateful_reason(source, op.func)
+    source, entry, why_not, state = _static_facts(op)
     if state is not None:  # probe calls could change what it does later: no probes
         if views == "python" and problem.n_nodes <= MAX_PYTHON_VIEW_NODES:
             _apply(bound, op, problem, Negotiation(Form("python"), (), "python view forced (views='python'), "

@@ -130,6 +130,59 @@ def time_limit(seconds: float | None) -> Iterator[None]:
         raise OperatorTimeout(f"operator ran past its time limit of {seconds:g} s")
 
 
+class _Alarm:
+    """The operator time limit's SIGALRM handler, installed once for a whole run.
+
+    ``time_limit`` installs and removes a handler around every call; in a run of thousands of
+    calls that costs more than the calls of a compiled operator, so :func:`alarm_installed`
+    keeps one handler for the run and :meth:`call` only arms and disarms the timer."""
+
+    installed = False
+    fired = False
+    seconds = 0.0
+
+    @staticmethod
+    def _on_alarm(signum: int, frame: Any) -> None:
+        from glns._core._alns import OperatorTimeout
+
+        _Alarm.fired = True
+        raise OperatorTimeout(f"operator ran past its time limit of {_Alarm.seconds:g} s")
+
+    @staticmethod
+    def call(func: Callable, first: Any, second: Any, third: Any, seconds: float) -> Any:
+        """func(first, second, third) under the limit (the handler must be installed)."""
+        _Alarm.fired, _Alarm.seconds = False, seconds
+        signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)  # re-fires: see time_limit
+        try:
+            out = func(first, second, third)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+        if _Alarm.fired:  # caught the timeout and returned anyway: still a failure
+            from glns._core._alns import OperatorTimeout
+
+            raise OperatorTimeout(f"operator ran past its time limit of {seconds:g} s")
+        return out
+
+
+@contextlib.contextmanager
+def alarm_installed() -> Iterator[None]:
+    """Keep the operator time limit's signal handler installed for a whole run (main thread,
+    POSIX; elsewhere, and when already installed, nothing happens). The caller's handler is
+    restored afterwards."""
+    if _Alarm.installed or threading.current_thread() is not threading.main_thread() \
+            or not hasattr(signal, "setitimer"):
+        yield
+        return
+    previous = signal.signal(signal.SIGALRM, _Alarm._on_alarm)
+    _Alarm.installed = True
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        _Alarm.installed = False
+
+
 class BoundPythonOperator:
     """A Python operator bound to one problem: what the core's loop calls.
 
@@ -170,6 +223,8 @@ class BoundPythonOperator:
             upgrade.apply(self)
         third = self._matrix if self._convention == "distance_matrix" else dict(self._data)
         if self._timeout:
+            if _Alarm.installed and threading.current_thread() is threading.main_thread():
+                return _Alarm.call(self.func, first, second, third, self._timeout)
             with time_limit(self._timeout):
                 return self.func(first, second, third)
         return self.func(first, second, third)
