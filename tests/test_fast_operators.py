@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -484,7 +485,8 @@ def destroy(x, destroy_cnt, problem_data):
     assert [o.status for o in out] == ["ok", "timeout", "ok"]
     for o in (out[0], out[2]):
         st = o.result.destroy_stats[0]
-        assert st.failures == 0 and st.form.startswith("compiled"), st.form_reason
+        # the compiled twin ran in the worker (its probes); whether it won on speed is noise
+        assert st.failures == 0 and "compiled+" in st.form_reason, st.form_reason
 
 
 @needs_compiler
@@ -496,3 +498,33 @@ def test_glns_compile_clear_cache(tmp_path, monkeypatch, capsys):
     assert main(["compile", "--clear-cache"]) == 0
     assert "removed 1 compiled operator" in capsys.readouterr().out
     assert compiler.lookup(paper_style.SOURCES["tsp"]["destroy"][0]) is None
+
+
+@needs_compiler
+def test_a_short_script_fills_the_cache_for_its_next_run(tmp_path):
+    """compile="auto" in a script that ends long before its background build would: the build
+    process outlives it and stores the twin, and the next run starts compiled."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "short.py"
+    script.write_text(
+        "import glns\n"
+        "from glns.datasets import generate_cvrp\n"
+        "from glns.offline_llm import paper_style\n"
+        "from glns.operators import from_source\n"
+        "op = from_source(paper_style.SOURCES['vrp']['destroy'][1], 'destroy')\n"
+        "res = glns.solve(generate_cvrp(30, 1), [op], ['greedy_insertion'], iterations=30)\n"
+        "print(res.destroy_stats[0].form)\n")
+    env = {**os.environ, "GLNS_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop("GLNS_COMPILE", None)
+    first = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
+    assert first.returncode == 0, first.stderr
+    assert not first.stdout.startswith("compiled")
+    deadline = time.monotonic() + 90
+    while not list((tmp_path / "cache").rglob("meta.json")) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    time.sleep(0.5)
+    second = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
+    assert second.returncode == 0, second.stderr
+    assert second.stdout.strip().startswith("compiled"), (second.stdout, second.stderr)

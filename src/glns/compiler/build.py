@@ -49,6 +49,36 @@ def _limit_resources(memory_mb: int, cpu_seconds: int) -> None:
             pass
 
 
+def _store(spec: dict, result: dict) -> None:
+    """Move the built module into its cache entry with meta.json (atomic rename of a staging
+    directory; an entry that appeared meanwhile is kept)."""
+    import hashlib
+
+    store = spec["store"]
+    staging = os.path.join(spec["workdir"], "entry")
+    os.makedirs(staging, exist_ok=True)
+    so = os.path.join(staging, store["so_name"])
+    os.replace(spec["so_file"], so)
+    digest = hashlib.sha256()
+    with open(so, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    meta = dict(store["meta"], so=store["so_name"], size=os.path.getsize(so), sha256=digest.hexdigest(),
+                created=time.strftime("%Y-%m-%dT%H:%M:%S%z"),
+                cython_seconds=round(result.get("cython_seconds", 0.0), 3),
+                cc_seconds=round(result.get("cc_seconds", 0.0), 3))
+    meta["compile_seconds"] = round(meta["cython_seconds"] + meta["cc_seconds"], 3)
+    with open(os.path.join(staging, "meta.json"), "w", encoding="utf-8") as f:
+        json.dump(meta, f, indent=1, sort_keys=True)
+    final = store["entry_dir"]
+    os.makedirs(os.path.dirname(final), exist_ok=True)
+    try:
+        os.replace(staging, final)
+    except OSError:
+        if not os.path.isdir(final):
+            raise
+
+
 def _cython_reason(text: str) -> str:
     """'message (at `code`)' lines from Cython's error report (its positions refer to the
     rewritten source, so the offending code is quoted instead)."""
@@ -146,10 +176,17 @@ def main(argv: list[str]) -> int:
     with open(argv[0], encoding="utf-8") as f:
         spec = json.load(f)
     _limit_resources(int(spec.get("memory_mb", 2048)), int(spec.get("cpu_seconds", 600)))
+    if int(spec.get("nice", 0)) > 0:
+        with contextlib.suppress(OSError, AttributeError):
+            os.nice(int(spec["nice"]))  # a background build: the C compiler inherits it
     try:
         result = build(spec)
+        if result["status"] == "ok" and "store" in spec:
+            _store(spec, result)
     except MemoryError:
         result = {"status": "failed", "reason": "the build ran out of memory"}
+    except OSError as exc:
+        result = {"status": "failed", "reason": f"cannot store the built module: {exc}"}
     out = os.path.join(spec["workdir"], "result.json")
     with open(out + ".tmp", "w", encoding="utf-8") as f:
         json.dump(result, f)

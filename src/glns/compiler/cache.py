@@ -157,15 +157,17 @@ def store(root: Path, key: str, built_so: Path, meta: dict[str, object]) -> Path
 
 
 @contextlib.contextmanager
-def key_lock(root: Path, key: str, timeout: float) -> Iterator[bool]:
-    """Hold the build lock of `key`; yields False if it was not free within `timeout`.
+def key_lock(root: Path, key: str, timeout: float) -> Iterator[int | None]:
+    """Hold the build lock of `key`: yields the locked file descriptor, or None if the lock
+    was not free within `timeout`. A build process that inherits the descriptor keeps the
+    lock held until it exits, even if this process dies first.
 
-    Without ``fcntl`` (Windows) there is no lock and this yields True at once.
+    Without ``fcntl`` (Windows) there is no lock and this yields -1 at once.
     """
     try:
         import fcntl
     except ImportError:
-        yield True
+        yield -1
         return
     path = root / key[:2] / f"{key}.lock"
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -178,11 +180,11 @@ def key_lock(root: Path, key: str, timeout: float) -> Iterator[bool]:
                 break
             except BlockingIOError:
                 if time.monotonic() >= deadline:
-                    yield False
+                    yield None
                     return
                 time.sleep(0.05)
         try:
-            yield True
+            yield fd
         finally:
             fcntl.flock(fd, fcntl.LOCK_UN)
     finally:

@@ -11,6 +11,7 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Callable
 
 from glns.compiler import build as _build, cache as _cache, toolchain as _toolchain
 from glns.compiler.screen import compile_violation
@@ -64,17 +65,18 @@ def _found(root: Path, key: str) -> Path | None:
 
 
 def lookup(source: str, *, cache_dir: str | os.PathLike | None = None,
-           signal_checks: bool = True) -> CompileOutcome | None:
+           signal_checks: bool = True, explain: bool = True) -> CompileOutcome | None:
     """The compiled module of `source` if it is in a search directory or the cache ("cached"),
-    "rejected" if the source may not be compiled, else None. Never builds anything."""
+    "rejected" if the source may not be compiled (checked only with `explain`: it costs a parse),
+    else None. Never builds anything; a miss without `explain` costs microseconds."""
     started = time.perf_counter()
     key = _cache.cache_key(source, signal_checks=signal_checks)
-    why = compile_violation(source)
-    if why is not None:
-        return CompileOutcome("rejected", key, None, None, why, time.perf_counter() - started)
     root = Path(cache_dir) if cache_dir is not None else _cache.cache_dir()
-    found = _found(root, key)
+    found = _found(root, key)   # first: only source that passed the check is ever stored
     if found is None:
+        why = compile_violation(source) if explain else None
+        if why is not None:
+            return CompileOutcome("rejected", key, None, None, why, time.perf_counter() - started)
         return None
     return CompileOutcome("cached", key, str(found), _cache.module_name(key), None,
                           time.perf_counter() - started)
@@ -82,14 +84,18 @@ def lookup(source: str, *, cache_dir: str | os.PathLike | None = None,
 
 def compile_source(source: str, *, timeout: float = 120.0,
                    cache_dir: str | os.PathLike | None = None,
-                   signal_checks: bool = True) -> CompileOutcome:
+                   signal_checks: bool = True, background: bool = False,
+                   on_spawn: Callable[[], None] | None = None) -> CompileOutcome:
     """Compile operator `source` with Cython into an extension module, or find it cached.
 
     The source is never executed: it is checked (:func:`~glns.compiler.compile_violation`),
     rewritten for signal checks (:mod:`glns.compiler.transform`) and translated and compiled
     by a child process that gets `timeout` seconds and a memory limit. Problems with the
     source or the toolchain are reported in the outcome, never raised; only a non-str source
-    raises (TypeError).
+    raises (TypeError). background: run the build at the lowest CPU priority, so that it takes
+    only time the solver's processes leave idle (e.g. while an evolution waits on its LLM).
+    on_spawn: called once the build process runs; from then on the build finishes and stores
+    its entry even if this process exits.
     """
     started = time.perf_counter()
     key = _cache.cache_key(source, signal_checks=signal_checks)
@@ -111,8 +117,8 @@ def compile_source(source: str, *, timeout: float = 120.0,
         return outcome("unavailable", reason=missing)
 
     try:
-        with _cache.key_lock(root, key, timeout) as locked:
-            if not locked:
+        with _cache.key_lock(root, key, timeout) as lock_fd:
+            if lock_fd is None:
                 return outcome("timeout", reason=f"another process was compiling this operator "
                                                  f"for longer than {timeout:g} s")
             found = _cache.lookup(root, key)  # built by the process we waited for
@@ -120,7 +126,8 @@ def compile_source(source: str, *, timeout: float = 120.0,
                 return outcome("cached", found)
             _cache.discard(root, key)  # an invalid entry (truncated module, bad meta.json)
             remaining = max(timeout - (time.perf_counter() - started), 0.0)
-            status, reason, path = _build_entry(root, key, source, signal_checks, remaining)
+            status, reason, path = _build_entry(root, key, source, signal_checks, remaining,
+                                                background, lock_fd, on_spawn)
     except OSError as exc:  # the cache directory cannot be written
         return outcome("unavailable", reason=f"cache directory {root}: {exc}")
     if status == "timeout":
@@ -129,7 +136,8 @@ def compile_source(source: str, *, timeout: float = 120.0,
 
 
 def _build_entry(root: Path, key: str, source: str, signal_checks: bool,
-                 timeout: float) -> tuple[str, str | None, Path | None]:
+                 timeout: float, background: bool = False, lock_fd: int = -1,
+                 on_spawn: Callable[[], None] | None = None) -> tuple[str, str | None, Path | None]:
     work = _cache.work_dir(root)
     try:
         name = _cache.module_name(key)
@@ -146,45 +154,59 @@ def _build_entry(root: Path, key: str, source: str, signal_checks: bool,
                 "c_file": str(work / f"{name}.c"), "so_file": str(work / _cache.so_name(key)),
                 "directives": _toolchain.DIRECTIVES, "cython_options": _toolchain.CYTHON_OPTIONS,
                 "memory_mb": _toolchain.MEMORY_MB, "cpu_seconds": int(min(timeout, 86400.0)) + 10,
+                "nice": 19 if background else 0,
                 **tc.as_dict()}
+        # the child stores the entry itself (and holds the key's lock through the inherited
+        # descriptor): a build outlives a process that exits before it finishes, e.g. a short
+        # script that solved in the background of its build, and the next run finds it cached
+        spec["store"] = {"entry_dir": str(_cache.entry_dir(root, key)), "so_name": _cache.so_name(key),
+                         "meta": {"key": key, "scheme": _toolchain.SCHEME, "cython": _toolchain.cython_version(),
+                                  "python": sys.implementation.cache_tag, "signal_checks": signal_checks,
+                                  "toolchain": tc.as_dict()}}
         spec_file = work / "spec.json"
         spec_file.write_text(json.dumps(spec), encoding="utf-8")
-        started = time.perf_counter()
-        result = _run_build(spec_file, work, timeout)
+        result = _run_build(spec_file, work, timeout, background, lock_fd, on_spawn)
         if result.get("status") == "timeout":
             return "timeout", None, None
         if result.get("status") != "ok":
             return result.get("status", "failed"), result.get("reason") or "the build failed", None
-        meta = {"scheme": _toolchain.SCHEME, "cython": _toolchain.cython_version(),
-                "python": sys.implementation.cache_tag, "signal_checks": signal_checks,
-                "compile_seconds": round(time.perf_counter() - started, 3),
-                "cython_seconds": round(result.get("cython_seconds", 0.0), 3),
-                "cc_seconds": round(result.get("cc_seconds", 0.0), 3),
-                "toolchain": tc.as_dict()}
-        return "compiled", None, _cache.store(root, key, Path(spec["so_file"]), meta)
+        found = _cache.lookup(root, key)
+        if found is None:
+            return "failed", "the build process reported success but stored no valid entry", None
+        return "compiled", None, found
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
 
-def _run_build(spec_file: Path, work: Path, timeout: float) -> dict:
+def _run_build(spec_file: Path, work: Path, timeout: float, background: bool = False,
+               lock_fd: int = -1, on_spawn: Callable[[], None] | None = None) -> dict:
     """Run the build child on `spec_file`; its result dict, or {"status": "timeout"}.
 
     The child runs build.py as a script (not ``-m glns.compiler.build``, which would import
-    the whole ``glns`` package first) in its own session, so that on timeout the whole group,
-    C compiler included, is killed.
+    the whole ``glns`` package first) in a process group of its own, so that on timeout the
+    whole group, C compiler included, is killed. A foreground build gets a session of its own
+    too; a background one stays in this session (Linux schedules sessions fairly against each
+    other, so only there does its low priority keep it from taking time from the solver).
     """
     command = [sys.executable, _build.__file__, str(spec_file)]
+    group: dict[str, Any] = {"start_new_session": True}
+    if background and sys.version_info >= (3, 11):
+        group = {"process_group": 0}
+    log = work / "build.log"   # a file, not a pipe: a build that outlives us must not get SIGPIPE
     try:
-        proc = subprocess.Popen(command, cwd=work, stdin=subprocess.DEVNULL,
-                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                start_new_session=True)
+        with open(log, "wb") as out:
+            proc = subprocess.Popen(command, cwd=work, stdin=subprocess.DEVNULL, stdout=out,
+                                    stderr=subprocess.STDOUT,
+                                    pass_fds=(lock_fd,) if lock_fd >= 0 else (), **group)
     except OSError as exc:
         return {"status": "unavailable", "reason": f"cannot start the build process: {exc}"}
+    if on_spawn is not None:
+        on_spawn()
     try:
-        output, _ = proc.communicate(timeout=timeout)
+        proc.wait(timeout=timeout)
     except subprocess.TimeoutExpired:
         _kill_group(proc)
-        proc.communicate()
+        proc.wait()
         return {"status": "timeout"}
     except BaseException:  # KeyboardInterrupt, an operator time limit...: leave no child behind
         _kill_group(proc)
@@ -193,7 +215,7 @@ def _run_build(spec_file: Path, work: Path, timeout: float) -> dict:
     try:
         return json.loads((work / "result.json").read_text(encoding="utf-8"))
     except (OSError, ValueError):
-        tail = output.decode(errors="replace").strip().splitlines()[-6:]
+        tail = log.read_bytes().decode(errors="replace").strip().splitlines()[-6:]
         return {"status": "failed", "reason": f"the build process exited with code "
                                               f"{proc.returncode}: " + "\n".join(tail)}
 

@@ -108,7 +108,11 @@ class Evolution:
         self.llm = llm
         self.progress = progress or (lambda line: None)
         self.client = client if client is not None else LLMClient(llm)
-        self.params = config.solve_params()
+        # the controller builds admitted operators' compiled twins (precompile); the episode
+        # workers only pick them up from the cache, so no worker process starts builds
+        params = config.solve_params()
+        self.build_params = params
+        self.params = dataclasses.replace(params, compile="cached") if params.compile == "auto" else params
         sizes = set(config.check.sizes) | {config.train_size, config.validation_size}
         # admitted operators run in the episodes with the per-call limit they were checked with
         self.check = dataclasses.replace(config.check, sizes=tuple(sorted(sizes)),
@@ -296,7 +300,7 @@ class Evolution:
         self._generator.known_sources.add(source_key(member.source))
         self.rundir.write_operator(member.id, _operator_file(member))
         if member.native is None:  # its compiled twin is ready by the time episodes need it
-            precompile(member.source, self.params)
+            precompile(member.source, self.build_params)
         self.rundir.log("admitted", id=member.id, kind=member.kind, action=member.action,
                         parents=list(member.parents), cycle=member.cycle, idea=member.idea,
                         function=member.function, native=member.native, code=member.source, **extra)

@@ -28,7 +28,7 @@ import inspect
 import os
 import textwrap
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from glns.operators.bridge import OPERATOR_GLOBALS, BoundPythonOperator
@@ -196,6 +196,7 @@ class _Build:
     module: Any = None               # the loaded extension module
     error: str | None = None         # why there is no usable module
     thread: threading.Thread | None = None
+    spawned: threading.Event = field(default_factory=threading.Event)  # its build process runs
 
     def ready(self) -> bool:
         return self.thread is None or not self.thread.is_alive()
@@ -223,6 +224,7 @@ class _Build:
 
 
 _BUILDS: dict[str, _Build] = {}
+_ONE_BACKGROUND_BUILD = threading.Lock()
 _BUILDS_LOCK = threading.Lock()
 
 
@@ -238,7 +240,8 @@ def _build_for(source: str, mode: str) -> _Build | None:
             return build
         build = _Build(source)
         _BUILDS[key] = build
-    build.outcome = compiler.lookup(source)
+    # compile="cached" looks again at every binding (a build elsewhere may have landed): cheaply
+    build.outcome = compiler.lookup(source, explain=mode != "cached")
     if build.outcome is not None:
         return build
     unavailable = compiler.unavailable_reason()
@@ -256,22 +259,49 @@ def _build_for(source: str, mode: str) -> _Build | None:
 
     def run() -> None:
         try:
-            build.outcome = compiler.compile_source(source)
+            with _ONE_BACKGROUND_BUILD:  # one at a time: they are for later, not for now
+                build.outcome = compiler.compile_source(source, background=True,
+                                                        on_spawn=build.spawned.set)
         except Exception as exc:  # never let a background build take the process down
             build.error = f"compile failed: {type(exc).__name__}: {exc}"
 
-    # a daemon thread: a script that ends does not wait for it; the build process it started
-    # finishes on its own and fills the cache for the next run
+    # a daemon thread: a script that ends does not wait for its build; the build process
+    # finishes on its own and fills the cache for the next run (see _let_builds_start)
     build.thread = threading.Thread(target=run, name="glns-compile", daemon=True)
     build.thread.start()
+    _register_exit_hook()
     return build
+
+
+_EXIT_HOOK: list[bool] = []
+#: at exit, how long to wait for pending background builds to start their build process
+EXIT_WAIT_SECONDS = 2.0
+
+
+def _register_exit_hook() -> None:
+    if not _EXIT_HOOK:
+        import atexit
+
+        atexit.register(_let_builds_start)
+        _EXIT_HOOK.append(True)
+
+
+def _let_builds_start() -> None:
+    """At interpreter exit: give background builds that have not started their build process
+    yet a moment to do so (bounded), so that a short script still fills the cache."""
+    import time
+
+    deadline = time.monotonic() + EXIT_WAIT_SECONDS
+    for build in list(_BUILDS.values()):
+        if build.thread is not None and build.thread.is_alive():
+            build.spawned.wait(max(0.0, deadline - time.monotonic()))
 
 
 def precompile(source: str, params: Any) -> None:
     """Start building the compiled twin of `source` in the background (when `params` allow
     compiling), so that the processes that run it later find it in the cache. Never runs the
     code: the evolution controller calls this when it admits an operator."""
-    if accelerate_settings(params)[1] != "off":
+    if accelerate_settings(params)[1] in ("auto", "wait"):  # not "cached" or "off"
         _build_for(source, "auto")
 
 

@@ -413,8 +413,11 @@ def _choose(trials: tuple[Trial, ...], n_probes: int,
         return REFERENCE, trials, f"numpy: no other form is identical ({why})"
     fastest = min(ok, key=lambda t: t.seconds)
     gain = ref.seconds / fastest.seconds
+    tried = "; tried " + ", ".join(
+        f"{t.form.label()} {ref.seconds / t.seconds:.2f}x" if t.identical and t.seconds > 0
+        else f"{t.form.label()} not identical" for t in others)
     if gain >= 1.0 + min_gain:
         return (fastest.form, trials,
-                f"{fastest.form.label()}: identical on {n_probes} probes, {gain:.1f}x faster")
+                f"{fastest.form.label()}: identical on {n_probes} probes, {gain:.1f}x faster{tried}")
     return (REFERENCE, trials, f"numpy: {fastest.form.label()} is identical but {gain:.2f}x as "
-                               f"fast (needs {1.0 + min_gain:.2f}x)")
+                               f"fast (needs {1.0 + min_gain:.2f}x){tried}")
