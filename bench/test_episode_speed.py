@@ -81,14 +81,8 @@ def _sandbox_episode(pool: WorkerPool) -> list[Any]:
     return outcomes
 
 
-def _func_and_convention(source: str, kind: str) -> tuple:
-    """A source's entry function and third-argument convention, for the reference loop."""
-    op = from_source(source, kind)
-    return op.func, op.convention
-
-
-REFERENCE_DESTROY = [reseeding(*_func_and_convention(s, "destroy")) for s in DESTROY_SOURCES]
-REFERENCE_REPAIR = [reseeding(*_func_and_convention(s, "repair")) for s in REPAIR_SOURCES]
+REFERENCE_DESTROY = [reseeding(from_source(s, "destroy")) for s in DESTROY_SOURCES]
+REFERENCE_REPAIR = [reseeding(from_source(s, "repair")) for s in REPAIR_SOURCES]
 
 
 def _reference_episode() -> list[dict[str, Any]]:

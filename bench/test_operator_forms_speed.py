@@ -74,20 +74,14 @@ def _episode(pool: WorkerPool, style: str, kind: str, mode: str) -> list[Any]:
     return outcomes
 
 
-def _func_and_convention(source: str, kind: str) -> tuple:
-    """A source's entry function and third-argument convention, for the reference loop."""
-    op = from_source(source, kind)
-    return op.func, op.convention
-
-
 @pytest.mark.parametrize("style,kind", SETS, ids=[f"{s}-{k}" for s, k in SETS])
 @pytest.mark.parametrize("mode", ["fast", "plain", "reference"])
 def test_episode(benchmark, pool, style, kind, mode):
     benchmark.group = f"episode {style} {kind}: 16 x n=50 x 100 iterations, 5 x 5 operators"
     if mode == "reference":
         instances = [GENERATE[kind](50, 20000 + i) for i in range(N_INSTANCES)]
-        d = [reseeding(*_func_and_convention(s, "destroy")) for s in _sources(style, kind, "destroy")]
-        r = [reseeding(*_func_and_convention(s, "repair")) for s in _sources(style, kind, "repair")]
+        d = [reseeding(from_source(s, "destroy")) for s in _sources(style, kind, "destroy")]
+        r = [reseeding(from_source(s, "repair")) for s in _sources(style, kind, "repair")]
         runs = benchmark.pedantic(lambda: [reference_alns(p, d, r, ITERATIONS, seed, BASE)
                                            for seed, p in enumerate(instances)], rounds=ROUNDS, iterations=1)
         costs = [run["best_cost"] for run in runs]

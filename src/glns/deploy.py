@@ -25,6 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from glns.operators.policy import parse_source
+
 __all__ = ["OperatorReport", "compile_operator_file"]
 
 COMPILED_DIR = "compiled"
@@ -136,7 +138,7 @@ def _prologue_position(text: str) -> int:
     """The line index after the module docstring and any ``from __future__`` imports."""
     import ast
 
-    tree = ast.parse(text)
+    tree = parse_source(text)
     cut = 0
     for i, node in enumerate(tree.body):
         is_doc = i == 0 and isinstance(node, ast.Expr) and isinstance(getattr(node, "value", None), ast.Constant) \

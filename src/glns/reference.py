@@ -102,20 +102,20 @@ def _roulette(weights: Sequence[float], adaptive: bool, rng: SplitMix64) -> int:
     return m - 1
 
 
-def reseeding(func: Callable, convention: str = "problem_data") -> Callable:
-    """A Python operator ``func(x, k_or_removed, third)`` as an operator of
-    :func:`reference_alns`, which also takes the run's stream: before each call it reseeds
-    ``random`` and NumPy's global generator with one draw, exactly as the core does, so the
-    reference loop replays the native loop's trajectory with the same Python operators.
-    convention: "problem_data" (third is the dict) or "distance_matrix" (the bare matrix), as
-    ``glns.operators.bridge.third_argument_convention`` decides for func."""
+def reseeding(op: Any) -> Callable:
+    """A Python operator as an operator of :func:`reference_alns`, which also takes the run's
+    stream: before each call it reseeds ``random`` and NumPy's global generator with one draw,
+    exactly as the core does, so the reference loop replays the native loop's trajectory with
+    the same Python operators. op: a :class:`glns.operators.Operator` (its third argument is
+    the dict or the bare matrix, as its ``convention`` says) or a function taking the dict."""
+    func = getattr(op, "func", op)
+    bare_matrix = getattr(op, "convention", "problem_data") == "distance_matrix"
 
     def call(first: Any, second: Any, problem_data: dict, rng: SplitMix64) -> Any:
         s = rng.next_u64() >> 32
         random.seed(s)
         np.random.seed(s)
-        third = problem_data["distance_matrix"] if convention == "distance_matrix" else problem_data
-        return func(first, second, third)
+        return func(first, second, problem_data["distance_matrix"] if bare_matrix else problem_data)
 
     return call
 

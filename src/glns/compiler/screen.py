@@ -10,12 +10,11 @@ words ``cimport``/``include`` used as statements, are refused here.
 
 from __future__ import annotations
 
-import ast
 import io
 import re
 import tokenize
 
-from glns.operators.policy import policy_violation
+from glns.operators.policy import parse_source, policy_violation
 
 __all__ = ["compile_violation"]
 
@@ -30,7 +29,7 @@ def compile_violation(source: str) -> str | None:
     if not isinstance(source, str):
         raise TypeError(f"source must be a str, got {type(source).__name__}")
     try:
-        ast.parse(source)
+        parse_source(source)
     except SyntaxError as exc:
         return f"syntax error at line {exc.lineno}: {exc.msg}"
     except (ValueError, MemoryError, RecursionError) as exc:  # null bytes, absurd nesting

@@ -27,6 +27,8 @@ from __future__ import annotations
 import ast
 import re
 
+from glns.operators.policy import parse_source
+
 __all__ = ["RUNTIME_MODULE", "RUNTIME_PXD", "transform"]
 
 #: name of the .pxd holding the check helpers, written next to the module being compiled
@@ -64,14 +66,14 @@ def transform(source: str, *, signal_checks: bool = True) -> str:
     Without signal checks the source is returned unchanged except for a PEP 263 coding line,
     which is neutralised: the file Cython reads is always written as UTF-8.
     """
-    tree = ast.parse(source)
+    tree = parse_source(source)
     if not signal_checks:
         return _neutralise_coding(source)
     used = _identifiers(tree)
     names = {helper: _fresh(f"_glns_{helper}", used) for helper in ("tick", "enter", "leave")}
     _Instrument(names).visit(tree)
     imports = ", ".join(f"{helper} as {alias}" for helper, alias in names.items())
-    cimport = ast.parse(f"from cython.cimports.{RUNTIME_MODULE} import {imports}").body[0]
+    cimport = parse_source(f"from cython.cimports.{RUNTIME_MODULE} import {imports}").body[0]
     tree.body.insert(_preamble_length(tree), cimport)
     ast.fix_missing_locations(tree)
     return ast.unparse(tree) + "\n"

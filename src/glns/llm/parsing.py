@@ -13,6 +13,8 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from glns.operators.policy import parse_source
+
 __all__ = ["AnswerParseError", "ParsedAnswer", "JointAnswer", "parse_answer",
            "parse_joint_answer", "code_blocks"]
 
@@ -128,7 +130,7 @@ def parse_joint_answer(text: str) -> JointAnswer:
         raise AnswerParseError("answer has no python code block")
     program = "\n\n".join(c.rstrip() + "\n" for c in code)
     try:
-        tree = ast.parse(program)
+        tree = parse_source(program)
     except SyntaxError as exc:
         raise AnswerParseError(f"syntax error in the code at line {exc.lineno}: {exc.msg}") from None
     funcs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]

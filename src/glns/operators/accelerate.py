@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import hashlib
 import inspect
 import os
 import textwrap
@@ -32,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from glns.operators.bridge import OPERATOR_GLOBALS, BoundPythonOperator
-from glns.operators.policy import policy_violation
+from glns.operators.policy import parse_source, policy_violation
 from glns.params import COMPILE_SETTINGS
 from glns.operators.probe import Form, Negotiation, negotiate
 from glns.operators.views import MAX_PYTHON_VIEW_NODES, view_data, view_of_matrix
@@ -82,7 +81,7 @@ def compilable_source(op: Any) -> tuple[str | None, str | None, str]:
     except (OSError, TypeError):
         return None, None, "its source is not available"
     try:
-        tree = ast.parse(own)
+        tree = parse_source(own)
     except SyntaxError:
         return None, None, "its source does not parse on its own"
     if (len(tree.body) == 1 and isinstance(tree.body[0], ast.FunctionDef)
@@ -134,7 +133,7 @@ def stateful_reason(source: str | None, func: Callable) -> str | None:
     if source is None:
         return "its source is not available to check it keeps no state"
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except SyntaxError:
         return "its source does not parse"
     # code outside the operator rules (I/O, processes, signals ...) may do anything when called
@@ -233,7 +232,7 @@ def _build_for(source: str, mode: str) -> _Build | None:
     background one ("auto"). None when compiling cannot work here at all."""
     from glns import compiler
 
-    key = hashlib.sha256(source.encode()).hexdigest()
+    key = source  # (a str caches its hash: looking it up again at every binding is cheap)
     with _BUILDS_LOCK:
         build = _BUILDS.get(key)
         if build is not None:
@@ -342,15 +341,28 @@ def _decide(op: Any, problem: Any, views: str, compiled: Callable | None, timeou
         why = "views='numpy'" if views == "numpy" else \
             f"more than {MAX_PYTHON_VIEW_NODES} nodes" if not python_ok else "nothing else to try"
         decision = Negotiation(Form("numpy"), (), f"numpy arrays ({why})")
-    with _DECISIONS_LOCK:
-        _DECISIONS[key] = (decision, op.func)  # keeps func alive: its id stays unique
+    _remember(_DECISIONS, key, (decision, op.func))  # (keeps func alive: see _operator_key)
     return decision
 
 
-def _operator_key(op: Any, source: str | None) -> tuple:
+def _operator_key(op: Any) -> tuple:
+    """What identifies an operator in this process's caches: its source and entry, else its
+    function object (kept alive by the cache entry, so its id stays unique)."""
     if op.source is not None:
-        return ("source", hashlib.sha256(op.source.encode()).hexdigest(), op.func.__name__)
+        return ("source", op.source, op.func.__name__)
     return ("callable", id(op.func))
+
+
+#: entries a per-process cache keeps (a long evolution admits thousands of operators)
+_CACHE_SIZE = 4096
+
+
+def _remember(cache: dict, key: Any, value: Any) -> None:
+    """cache[key] = value under the lock, dropping the oldest entry past _CACHE_SIZE."""
+    with _DECISIONS_LOCK:
+        if len(cache) >= _CACHE_SIZE:
+            cache.pop(next(iter(cache)))
+        cache[key] = value
 
 
 class _Upgrade:
@@ -391,15 +403,12 @@ _STATIC: dict[tuple, tuple] = {}
 def _static_facts(op: Any) -> tuple[str | None, str | None, str, str | None]:
     """(source, entry, why not compilable, why not probed) of op, computed once per operator:
     a sandbox worker binds the same operator to every instance of every episode."""
-    key = ("source", op.source, op.func.__name__) if op.source is not None else ("callable", id(op.func))
+    key = _operator_key(op)
     facts = _STATIC.get(key)
     if facts is None:
         source, entry, why_not = compilable_source(op)
         facts = (source, entry, why_not, stateful_reason(source, op.func), op.func)
-        with _DECISIONS_LOCK:
-            if len(_STATIC) >= 4096:  # a long evolution admits thousands of operators
-                _STATIC.pop(next(iter(_STATIC)))
-            _STATIC[key] = facts  # (keeps func alive: its id stays unique)
+        _remember(_STATIC, key, facts)
     return facts[:4]
 
 
@@ -425,7 +434,7 @@ def bind_python(op: Any, problem: Any, timeout: float | None, params: Any) -> Bo
             note = f"; not compiled: {why_not}"
         else:
             build = _build_for(source, mode)
-    op_key = _operator_key(op, source)
+    op_key = _operator_key(op)
     compiled = None
     ready_at_bind = build is not None and build.ready()
     if ready_at_bind:

@@ -98,44 +98,13 @@ def compile_source(source: str, kind: str, name: str | None = None) -> Callable:
     return list(functions.values())[-1]
 
 
-@contextlib.contextmanager
-def time_limit(seconds: float | None) -> Iterator[None]:
-    """Raise OperatorTimeout in the calling code after `seconds` (main thread, POSIX only).
-
-    The timer re-fires every 50 ms so that code catching the exception with a bare
-    ``except:`` is interrupted again.
-    """
-    from glns._core._alns import OperatorTimeout
-
-    if not seconds or threading.current_thread() is not threading.main_thread() \
-            or not hasattr(signal, "setitimer"):
-        yield
-        return
-
-    fired = False
-
-    def _raise(signum, frame):
-        nonlocal fired
-        fired = True
-        raise OperatorTimeout(f"operator ran past its time limit of {seconds:g} s")
-
-    previous = signal.signal(signal.SIGALRM, _raise)
-    signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
-    try:
-        yield
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
-    if fired:  # the operator caught the timeout and returned anyway: still a failure
-        raise OperatorTimeout(f"operator ran past its time limit of {seconds:g} s")
-
-
 class _Alarm:
-    """The operator time limit's SIGALRM handler, installed once for a whole run.
+    """The operator time limit: one SIGALRM handler and the state of the armed timer.
 
-    ``time_limit`` installs and removes a handler around every call; in a run of thousands of
-    calls that costs more than the calls of a compiled operator, so :func:`alarm_installed`
-    keeps one handler for the run and :meth:`call` only arms and disarms the timer."""
+    The handler stays installed for a whole run (:func:`alarm_installed`); each call only arms
+    and disarms the timer (:meth:`call`), since installing a handler around every call costs
+    more than a call of a compiled operator. The timer re-fires every 50 ms so that code
+    catching the exception with a bare ``except:`` is interrupted again."""
 
     installed = False
     fired = False
@@ -143,25 +112,31 @@ class _Alarm:
 
     @staticmethod
     def _on_alarm(signum: int, frame: Any) -> None:
-        from glns._core._alns import OperatorTimeout
-
         _Alarm.fired = True
-        raise OperatorTimeout(f"operator ran past its time limit of {_Alarm.seconds:g} s")
+        raise _timeout_error(_Alarm.seconds)
 
     @staticmethod
-    def call(func: Callable, first: Any, second: Any, third: Any, seconds: float) -> Any:
-        """func(first, second, third) under the limit (the handler must be installed)."""
+    def call(func: Callable, *args: Any, seconds: float) -> Any:
+        """func(*args) under the limit (the handler must be installed)."""
         _Alarm.fired, _Alarm.seconds = False, seconds
-        signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)  # re-fires: see time_limit
+        signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
         try:
-            out = func(first, second, third)
+            out = func(*args)
         finally:
             signal.setitimer(signal.ITIMER_REAL, 0)
         if _Alarm.fired:  # caught the timeout and returned anyway: still a failure
-            from glns._core._alns import OperatorTimeout
-
-            raise OperatorTimeout(f"operator ran past its time limit of {seconds:g} s")
+            raise _timeout_error(seconds)
         return out
+
+
+def _timeout_error(seconds: float) -> BaseException:
+    from glns._core._alns import OperatorTimeout
+
+    return OperatorTimeout(f"operator ran past its time limit of {seconds:g} s")
+
+
+def _alarm_possible() -> bool:
+    return threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
 
 
 @contextlib.contextmanager
@@ -169,8 +144,7 @@ def alarm_installed() -> Iterator[None]:
     """Keep the operator time limit's signal handler installed for a whole run (main thread,
     POSIX; elsewhere, and when already installed, nothing happens). The caller's handler is
     restored afterwards."""
-    if _Alarm.installed or threading.current_thread() is not threading.main_thread() \
-            or not hasattr(signal, "setitimer"):
+    if _Alarm.installed or not _alarm_possible():
         yield
         return
     previous = signal.signal(signal.SIGALRM, _Alarm._on_alarm)
@@ -181,6 +155,29 @@ def alarm_installed() -> Iterator[None]:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
         _Alarm.installed = False
+
+
+@contextlib.contextmanager
+def time_limit(seconds: float | None) -> Iterator[None]:
+    """Raise OperatorTimeout in the calling code after `seconds` (main thread, POSIX only; a
+    no-op elsewhere or when seconds is None). An operator that catches the timeout and
+    returns anyway still fails."""
+    if not seconds or not _alarm_possible():
+        yield
+        return
+    with alarm_installed():
+        yield from _armed(seconds)
+
+
+def _armed(seconds: float) -> Iterator[None]:
+    _Alarm.fired, _Alarm.seconds = False, seconds
+    signal.setitimer(signal.ITIMER_REAL, seconds, 0.05)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    if _Alarm.fired:
+        raise _timeout_error(seconds)
 
 
 class BoundPythonOperator:
@@ -224,7 +221,7 @@ class BoundPythonOperator:
         third = self._matrix if self._convention == "distance_matrix" else dict(self._data)
         if self._timeout:
             if _Alarm.installed and threading.current_thread() is threading.main_thread():
-                return _Alarm.call(self.func, first, second, third, self._timeout)
+                return _Alarm.call(self.func, first, second, third, seconds=self._timeout)
             with time_limit(self._timeout):
                 return self.func(first, second, third)
         return self.func(first, second, third)

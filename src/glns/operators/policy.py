@@ -13,8 +13,9 @@ code that misbehaves at run time.
 from __future__ import annotations
 
 import ast
+import threading
 
-__all__ = ["ALLOWED_IMPORTS", "FORBIDDEN_NAMES", "policy_violation"]
+__all__ = ["ALLOWED_IMPORTS", "FORBIDDEN_NAMES", "policy_violation", "parse_source"]
 
 #: top-level modules an operator may import
 ALLOWED_IMPORTS = ("numpy", "random", "math", "copy", "itertools", "heapq", "collections",
@@ -26,11 +27,23 @@ FORBIDDEN_NAMES = ("__import__", "eval", "exec", "compile", "open", "input", "br
                    "__loader__", "__spec__", "memoryview")
 
 
+_PARSE_LOCK = threading.Lock()
+
+
+def parse_source(source: str) -> ast.Module:
+    """``ast.parse(source)``, one thread at a time: CPython 3.11 converts parse trees with a
+    process-wide recursion counter, and two threads parsing at once fail with "SystemError: AST
+    constructor recursion depth mismatch" (seen here: a background build's check racing the
+    solver's)."""
+    with _PARSE_LOCK:
+        return ast.parse(source)
+
+
 def policy_violation(source: str, allowed_imports: tuple[str, ...] = ALLOWED_IMPORTS) -> str | None:
     """Why `source` breaks the operator rules (None if it does not, or if it does not parse:
     the syntax check reports that)."""
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)
     except (SyntaxError, ValueError):
         return None
     allowed = set(allowed_imports)
