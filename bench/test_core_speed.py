@@ -15,9 +15,12 @@ from glns.reference import reference_alns
 
 ITERATIONS = 500
 PAPER = glns.SolveParams.paper()
+#: the paper's native seed operators (the native twins of glns.operators.seeds)
+SEED_DESTROY = ["random_removal", "worst_removal"]
+SEED_REPAIR = ["greedy_insertion"]
 
 
-def _solve_all(instances, destroy=None, repair=None):
+def _solve_all(instances, destroy=SEED_DESTROY, repair=SEED_REPAIR):
     return [glns.solve(p, destroy, repair, iterations=ITERATIONS, seed=i, params=PAPER)
             for i, p in enumerate(instances)]
 
