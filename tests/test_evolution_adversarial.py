@@ -82,11 +82,10 @@ def _episode_with_bad_destroy(case: str, server, tmp_path, iterations: int) -> t
     d, r = seed_members("cvrp")
     bad = Member(id="d9", kind="destroy", source=bad_operator_source(case, "vrp", "destroy"),
                  function="destroy", idea=case, action="i1")
-    evo.destroy, evo.repair = d + [bad], r
+    evo.state.destroy, evo.state.repair = d + [bad], r
     try:
         with WorkerPool(workers=2, memory_mb=1024) as pool:
-            evo._pool = pool
-            evo._episode(1)
+            evo.evaluation(pool).episode(1)
         evo._checkpoint()
     finally:
         evo.rundir.close()

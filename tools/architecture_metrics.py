@@ -2,7 +2,7 @@
 cycles between modules and packages, private names imported across packages, problem-kind
 branches and references to documents outside the repository.
 
-    python tools/architecture_metrics.py [--json]
+    python tools/architecture_metrics.py [--json] [--src DIR]
 
 Reads the source as text (ast); imports nothing of glns.
 """
@@ -112,7 +112,13 @@ def metrics() -> dict:
         else:
             found = [(m, [], False) for m in _cimports(path)]
             found += [(m, n, d) for m, n, d in _imports_pyx(path)]
-        for target, names, is_deferred in found:
+        expanded = []
+        for target, names, is_deferred in found:   # `from pkg import module` imports the module
+            subs = [n for n in names if f"{target}.{n}" in modules]
+            expanded += [(f"{target}.{n}", [], is_deferred) for n in subs]
+            if len(subs) < len(names) or not names:
+                expanded.append((target, [n for n in names if n not in subs], is_deferred))
+        for target, names, is_deferred in expanded:
             while target not in modules and "." in target:
                 target = target.rsplit(".", 1)[0]
             if target == module:
@@ -158,7 +164,11 @@ def _imports_pyx(path: Path) -> list[tuple[str, list[str], bool]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true", help="print the figures as JSON")
+    parser.add_argument("--src", type=Path, help="the src/ folder to read (default: this checkout's)")
     args = parser.parse_args()
+    if args.src is not None:
+        global SRC
+        SRC = args.src.resolve()
     m = metrics()
     if args.json:
         print(json.dumps(m, indent=2))

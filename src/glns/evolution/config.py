@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from glns.params import SIGMA_AGGRESSIVE, SIGMA_FLAT, SIGMA_PAPER, SolveParams
-from glns.sandbox.admission import CheckConfig
+from glns.sandbox.check_types import CheckConfig
 
 __all__ = ["EvolutionConfig", "SIGMA_PRESETS", "DEFAULT_MIX"]
 

@@ -24,7 +24,7 @@ from typing import Sequence
 
 from glns.evolution.population import Member
 from glns.llm import markers
-from glns.sandbox.admission import CheckConfig
+from glns.sandbox.check_types import CheckConfig
 from glns.sandbox.evaluation import DEFAULT_OP_TIMEOUT
 
 __all__ = ["SYSTEM_PROMPT", "task_description", "init_prompt", "mutation_prompt",

@@ -1,0 +1,44 @@
+"""What a run leaves besides its log and checkpoints: the best-so-far operator module
+(rewritten after every cycle) and, at the end, the summary table and the convergence plot."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Callable, Mapping
+
+from glns.evolution import report
+from glns.evolution.config import EvolutionConfig
+from glns.evolution.export import export_module
+from glns.evolution.rundir import RunDirectory
+from glns.evolution.state import RunState
+
+__all__ = ["export_best", "write_final_reports"]
+
+
+def export_best(cfg: EvolutionConfig, state: RunState, run_path: Path,
+                forms: Mapping[str, str]) -> Path:
+    """Write ``best_operators.py``: the populations, the best pair and how each operator ran."""
+    d, r = state.best_members()
+    best = state.best
+    meta = {"problem": cfg.problem, "run_dir": str(run_path), "seed": cfg.seed,
+            "cycle": state.cycle, "episodes": state.episodes,
+            "best_score": best["score"] if best else None,
+            "best_cycle": best["cycle"] if best else None,
+            "validation": f"{cfg.validation_count} x n={cfg.validation_size}, "
+                          f"{cfg.validation_iterations} iterations, mean best cost",
+            "operator_forms": {m.id: forms[m.id] for m in state.destroy + state.repair if m.id in forms}}
+    return export_module(run_path / "best_operators.py", state.destroy, state.repair,
+                         (d, r) if d is not None else None, meta)
+
+
+def write_final_reports(cfg: EvolutionConfig, state: RunState, rundir: RunDirectory,
+                        progress: Callable[[str], None]) -> None:
+    """``summary.txt`` and ``convergence.png`` (skipped, with a log event, without matplotlib)."""
+    table = report.summary_table(state.history, state.members)
+    (rundir.path / "summary.txt").write_text(table + "\n", encoding="utf-8")
+    try:
+        report.plot_convergence(state.history, rundir.path / "convergence.png",
+                                title=f"G-LNS {cfg.problem.upper()} (seed {cfg.seed})")
+    except ImportError as exc:
+        rundir.log("plot_skipped", reason=str(exc))
+        progress(f"no convergence plot: {exc}")

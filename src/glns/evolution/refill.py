@@ -1,0 +1,177 @@
+"""Filling the populations (docs/method.md, "evolution"): the seeds and the initialisation
+actions i1/i2 in the first cycle; later, pruning the worst M by fitness and refilling with
+mutation (m1/m2), homogeneous crossover (c1) and joint crossover (c2) from the synergy matrix.
+
+Every admitted operator becomes a :class:`Member` here: its file is written to the run
+directory, its compiled twin is started, and the event log records it.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from glns.evolution import prompts
+from glns.evolution.config import EvolutionConfig
+from glns.evolution.generate import Candidate, Generator, source_key
+from glns.evolution.population import (
+    Member, choose_pair, homogeneous_parents, mutation_action, prune, rank, sample_strategy,
+)
+from glns.evolution.rundir import RunDirectory
+from glns.evolution.seeds import seed_members
+from glns.evolution.state import RunState
+from glns.operators.accelerate import precompile
+from glns.params import SolveParams
+from glns.sandbox import CheckConfig
+
+__all__ = ["REQUESTS_PER_SLOT", "Refill", "operator_file"]
+
+#: requests per empty slot before a refill gives up and the population stays short
+REQUESTS_PER_SLOT = 3
+KINDS = ("destroy", "repair")
+
+
+def operator_file(m: Member) -> str:
+    """The text of a member's file in the run directory: a comment header, then its code."""
+    lines = [f"# glns operator {m.id}: {m.kind}, action {m.action}, cycle {m.cycle}",
+             f"# parents: {', '.join(m.parents) or '-'}; entry function: {m.function}"]
+    if m.native:
+        lines.append(f"# runs as the native operator {m.native!r}; the code below is its twin")
+    if m.idea:
+        lines.append(f"# idea: {m.idea}")
+    return "\n".join(lines) + "\n\n" + m.source
+
+
+class Refill:
+    """The population actions of one run.
+
+    state: the run's state (populations, members, RNG; changed in place); generator: turns
+    prompts into admitted candidates; check: the filter settings quoted in prompts;
+    build_params: the settings compiled twins are built for; progress: one-line messages.
+    """
+
+    def __init__(self, cfg: EvolutionConfig, state: RunState, generator: Generator,
+                 rundir: RunDirectory, check: CheckConfig, build_params: SolveParams,
+                 progress: Callable[[str], None]) -> None:
+        self.cfg = cfg
+        self.state = state
+        self.generator = generator
+        self.rundir = rundir
+        self.check = check
+        self.build_params = build_params
+        self.progress = progress
+
+    # ------------------------------------------------------------------ members
+    def register(self, member: Member, **extra: Any) -> None:
+        """Put `member` into its population, write its file, start its compiled twin, log it."""
+        st = self.state
+        st.members[member.id] = member
+        st.population(member.kind).append(member)
+        self.generator.known_sources.add(source_key(member.source))
+        self.rundir.write_operator(member.id, operator_file(member))
+        if member.native is None:  # its compiled twin is ready by the time episodes need it
+            precompile(member.source, self.build_params)
+        self.rundir.log("admitted", id=member.id, kind=member.kind, action=member.action,
+                        parents=list(member.parents), cycle=member.cycle, idea=member.idea,
+                        function=member.function, native=member.native, code=member.source, **extra)
+
+    def _add(self, cand: Candidate, action: str, parents: Sequence[str], cycle: int) -> Member:
+        kind, st = cand.kind, self.state
+        member = Member(id=f"{kind[0]}{st.next_index[kind]}", kind=kind, source=cand.source,
+                        function=cand.function, idea=cand.idea, action=action,
+                        parents=tuple(parents), cycle=cycle)
+        st.next_index[kind] += 1
+        self.register(member, attempt=cand.attempt, warnings=list(cand.warnings),
+                      timings=cand.timings)
+        st.counters.admitted += 1
+        return member
+
+    def _report_short(self, kind: str, c: int) -> None:
+        pop = self.state.population(kind)
+        if len(pop) < self.cfg.population:
+            self.rundir.log("population_short", cycle=c, kind=kind, size=len(pop),
+                            capacity=self.cfg.population)
+            self.progress(f"warning: the {kind} population has {len(pop)} of "
+                          f"{self.cfg.population} operators (requests failed)")
+
+    # ------------------------------------------------------------------ actions
+    def initialise(self, c: int) -> None:
+        """Seeds, then i1/i2 until both populations are full."""
+        st = self.state
+        if not st.destroy and not st.repair:
+            seeds_d, seeds_r = seed_members(self.cfg.problem, native=self.cfg.native_seeds)
+            for m in seeds_d + seeds_r:
+                self.register(m)
+            st.next_index = {"destroy": len(seeds_d), "repair": len(seeds_r)}
+        for kind, action in (("destroy", "i1"), ("repair", "i2")):
+            pop = st.population(kind)
+            budget = REQUESTS_PER_SLOT * max(0, self.cfg.population - len(pop))
+            while len(pop) < self.cfg.population and budget > 0:
+                budget -= 1
+                prompt = prompts.init_prompt(self.cfg.problem, kind, list(pop), limits=self.check)
+                cand = self.generator.single(action, kind, prompt, [m.id for m in pop], c)
+                if cand is not None:
+                    self._add(cand, action, [], c)
+            self._report_short(kind, c)
+
+    def evolve(self, c: int) -> None:
+        """Prune the worst M by F of the last cycle and refill both populations."""
+        cfg, st = self.cfg, self.state
+        rng, fitness = st.rng, st.scores.fitness
+        for kind in KINDS:
+            pop = st.population(kind)
+            survivors, dropped = prune(pop, fitness, cfg.prune)
+            pop[:] = survivors
+            self.rundir.log("pruned", cycle=c, kind=kind, dropped=[m.id for m in dropped],
+                            kept=[m.id for m in survivors],
+                            fitness={m.id: fitness.get(m.id, 0.0) for m in dropped + survivors})
+        elite = {"destroy": rank(list(st.destroy), fitness), "repair": rank(list(st.repair), fitness)}
+        synergy = st.scores.matrix([m.id for m in elite["destroy"]], [m.id for m in elite["repair"]])
+        mix = cfg.effective_mix()
+        need = {k: cfg.population - len(st.population(k)) for k in KINDS}
+        budget = REQUESTS_PER_SLOT * sum(need.values())
+        while budget > 0 and any(v > 0 for v in need.values()):
+            budget -= 1
+            short = [k for k in KINDS if need[k] > 0]
+            if len(short) == 2 and need["destroy"] != need["repair"]:
+                kind = max(short, key=lambda k: need[k])
+            else:
+                kind = short[0] if len(short) == 1 else ("destroy" if rng.random() < 0.5 else "repair")
+            allowed = ["mutation"]
+            if len(elite[kind]) >= 2:
+                allowed.append("homogeneous")
+            if len(short) == 2:
+                allowed.append("joint")
+            try:
+                strategy = sample_strategy(mix, rng, allowed)
+            except ValueError:   # e.g. only the joint crossover is on and one population is full
+                self.rundir.log("refill_stuck", cycle=c, need=need, allowed=allowed, mix=mix)
+                break
+            for m in self._refill_one(strategy, kind, elite, synergy, c):
+                need[m.kind] -= 1
+        for kind in KINDS:
+            self._report_short(kind, c)
+
+    def _refill_one(self, strategy: str, kind: str, elite: dict[str, list[Member]],
+                    synergy: np.ndarray, c: int) -> list[Member]:
+        cfg, rng, problem = self.cfg, self.state.rng, self.cfg.problem
+        self.rundir.log("strategy", cycle=c, strategy=strategy, kind=kind if strategy != "joint" else "joint")
+        if strategy == "joint":
+            i, j = choose_pair(synergy, rng, cfg.pair_choice)
+            d, r = elite["destroy"][i], elite["repair"][j]
+            prompt = prompts.joint_crossover_prompt(problem, d, r, limits=self.check)
+            pair = self.generator.joint(prompt, [d.id, r.id], c)
+            return [self._add(cand, "c2", [d.id, r.id], c) for cand in pair or ()]
+        if strategy == "mutation":
+            ranked = elite[kind]
+            position = rng.randrange(len(ranked))
+            parent = ranked[position]
+            action, parents = mutation_action(position, len(ranked), rng), [parent.id]
+            prompt = prompts.mutation_prompt(problem, parent, action, limits=self.check)
+        else:   # homogeneous crossover
+            p1, p2 = homogeneous_parents(elite[kind], self.state.scores.fitness, rng)
+            action, parents = "c1", [p1.id, p2.id]
+            prompt = prompts.homogeneous_crossover_prompt(problem, p1, p2, limits=self.check)
+        cand = self.generator.single(action, kind, prompt, parents, c)
+        return [self._add(cand, action, parents, c)] if cand else []
