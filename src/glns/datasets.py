@@ -27,6 +27,7 @@ from glns.problems import CVRP, OVRP, TSP, Problem, euclidean_distances
 
 __all__ = [
     "PAPER_PLAN",
+    "generate",
     "generate_tsp",
     "generate_cvrp",
     "generate_ovrp",
@@ -128,6 +129,15 @@ def generate_ovrp(n: int, seed: int, capacity: int = PAPER_CAPACITY) -> OVRP:
     """An OVRP with ``n`` customers; the same recipe (and, for one seed, the same data) as
     :func:`generate_cvrp`."""
     return _generate_vrp("ovrp", n, seed, capacity)  # type: ignore[return-value]
+
+
+def generate(problem: str, n: int, seed: int, capacity: int | None = None) -> Problem:
+    """A generated instance of kind `problem` ("tsp", "cvrp", "ovrp"): :func:`generate_tsp`,
+    :func:`generate_cvrp` or :func:`generate_ovrp` (capacity None: the paper's; ignored by TSP)."""
+    kind = _check_problem(problem)
+    if kind == "tsp":
+        return generate_tsp(n, seed)
+    return _generate_vrp(kind, n, seed, PAPER_CAPACITY if capacity is None else capacity)
 
 
 # ---------------------------------------------------------------------------------------------

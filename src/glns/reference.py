@@ -28,7 +28,7 @@ _REFERENCE_SEED_XOR = 0x5DEECE66D
 
 def solution_cost(problem: Problem, solution: Any) -> float:
     """Objective of a solution, summed in the core's canonical order (one running total)."""
-    return matrix_cost(problem.distances, solution, problem.kind == "tsp", problem.kind == "ovrp")
+    return matrix_cost(problem.distances, solution, not problem.has_depot, not problem.closed_routes)
 
 
 def matrix_cost(d: np.ndarray, solution: Any, tsp: bool, open_routes: bool) -> float:
@@ -63,7 +63,7 @@ def _shuffled_nodes(problem: Problem, rng: SplitMix64) -> list[int]:
 def random_solution(problem: Problem, rng: SplitMix64) -> Any:
     """SPEC §2.1: a random permutation, cut greedily by capacity for VRP (as the core does)."""
     order = _shuffled_nodes(problem, rng)
-    if problem.kind == "tsp":
+    if not problem.capacitated:
         return order
     routes: list[list[int]] = []
     load = 0
@@ -83,8 +83,7 @@ def reference_cost(problem: Problem, seed: int) -> float:
 
     rng = SplitMix64(seed)
     order = _shuffled_nodes(problem, rng)
-    empty: Any = [] if problem.kind == "tsp" else []
-    sol = BY_PROBLEM[problem.kind].greedy_insertion(empty, order, problem.problem_data(), rng)
+    sol = BY_PROBLEM[problem.kind].greedy_insertion([], order, problem.problem_data(), rng)
     return solution_cost(problem, sol)
 
 
@@ -159,7 +158,7 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
         k = k_min + rng.randrange(k_max - k_min + 1) if k_max > k_min else k_min
         removed, partial = destroy[d](copy.deepcopy(cur), k, data, rng)
         cand = repair[r](partial, removed, data, rng)
-        cand = [list(route) for route in cand if route] if problem.kind != "tsp" else list(cand)
+        cand = [list(route) for route in cand if route] if problem.has_depot else list(cand)
         cand_cost = solution_cost(problem, cand)
         if cand_cost < best_cost:
             s = 0

@@ -14,11 +14,11 @@ def _instances(cfg: EvolutionConfig, split: str) -> list[Problem]:
     if cfg.instances == "paper":
         size = cfg.train_size if split == "train" else cfg.validation_size
         return datasets.paper_instances(cfg.problem, size, split)
-    make = {"tsp": datasets.generate_tsp, "cvrp": datasets.generate_cvrp,
-            "ovrp": datasets.generate_ovrp}[cfg.problem]
     if split == "train":
-        return [make(cfg.train_size, cfg.train_seed + i) for i in range(cfg.train_count)]
-    return [make(cfg.validation_size, cfg.validation_seed + i) for i in range(cfg.validation_count)]
+        return [datasets.generate(cfg.problem, cfg.train_size, cfg.train_seed + i)
+                for i in range(cfg.train_count)]
+    return [datasets.generate(cfg.problem, cfg.validation_size, cfg.validation_seed + i)
+            for i in range(cfg.validation_count)]
 
 
 def training_instances(cfg: EvolutionConfig) -> list[Problem]:

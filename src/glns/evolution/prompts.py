@@ -23,6 +23,7 @@ import re
 from typing import Sequence
 
 from glns.evolution.population import Member
+from glns.problems import PROBLEM_KINDS, plural, problem_class
 from glns.llm import markers
 from glns.sandbox.check_types import CheckConfig
 from glns.sandbox.evaluation import DEFAULT_OP_TIMEOUT
@@ -30,7 +31,7 @@ from glns.sandbox.evaluation import DEFAULT_OP_TIMEOUT
 __all__ = ["SYSTEM_PROMPT", "task_description", "init_prompt", "mutation_prompt",
            "homogeneous_crossover_prompt", "joint_crossover_prompt", "feedback_prompt"]
 
-PROBLEMS = ("tsp", "cvrp", "ovrp")
+PROBLEMS = tuple(PROBLEM_KINDS)
 KINDS = ("destroy", "repair")
 MUTATIONS = ("m1", "m2")
 
@@ -42,55 +43,6 @@ SYSTEM_PROMPT = (
 
 # what the pre-evaluation filter and the evaluation enforce (defaults; see glns.sandbox)
 _CHECK = CheckConfig()
-
-_PROBLEM_TEXT = {
-    "tsp": (
-        "Travelling salesman problem (TSP). There are n cities with ids 0..n-1 and no depot. A "
-        "solution is a list of city ids, a permutation of 0..n-1 (every city exactly once), "
-        "read as a closed tour: after the last city the tour returns to the first. Objective: "
-        "minimise the tour length, the sum of distance_matrix[a, b] over consecutive cities "
-        "including the closing edge from the last city to the first."
-    ),
-    "cvrp": (
-        "Capacitated vehicle routing problem (CVRP). Node 0 is the depot, the customers are "
-        "1..n, each with a demand; vehicles have one capacity and their number is unlimited. A "
-        "solution is a list of routes, each a list of customer ids; the depot is not written. "
-        "A route starts at the depot, visits its customers in order and returns to the depot. "
-        "Every customer is in exactly one route, exactly once, and the total demand of a route "
-        "must not exceed the capacity. Objective: minimise the total length of the routes, "
-        "depot -> first customer -> ... -> last customer -> depot."
-    ),
-    "ovrp": (
-        "Open vehicle routing problem (OVRP). Node 0 is the depot, the customers are 1..n, "
-        "each with a demand; vehicles have one capacity and their number is unlimited. A "
-        "solution is a list of routes, each a list of customer ids; the depot is not written. "
-        "Routes are open: a route starts at the depot, visits its customers in order and ends "
-        "at its last customer, with NO return to the depot. Every customer is in exactly one "
-        "route, exactly once, and the total demand of a route must not exceed the capacity. "
-        "Objective: minimise the total length of the routes, depot -> first customer -> ... -> "
-        "last customer (the last customer -> depot edge is not counted)."
-    ),
-}
-
-_NODES = {"tsp": "cities", "cvrp": "customers", "ovrp": "customers"}
-_NODE = {"tsp": "city", "cvrp": "customer", "ovrp": "customer"}
-
-_DATA_TEXT = {
-    "tsp": (
-        '- "distance_matrix": n x n float numpy array, distance_matrix[a, b] for cities a, b.\n'
-        '- "coordinates": n x 2 float numpy array of city positions (None if the instance has '
-        "only a distance matrix)."
-    ),
-    "vrp": (
-        '- "distance_matrix": (n+1) x (n+1) float numpy array; row and column 0 are the depot.\n'
-        '- "coordinates": (n+1) x 2 float numpy array of node positions, depot first (None if '
-        "the instance has only a distance matrix).\n"
-        '- "demands": 1-D int numpy array of length n+1, demands[0] = 0 (the depot).\n'
-        '- "capacity": int, the vehicle capacity.\n'
-        '- "depot_idx": 0.\n'
-        '- "open_routes": {open_routes}.'
-    ),
-}
 
 _SIGNATURE = {
     "destroy": "destroy(x, destroy_cnt, problem_data) -> (removed, partial)",
@@ -153,14 +105,13 @@ def task_description(problem: str, limits: CheckConfig | None = None) -> str:
     settings whose per-call limit and time-growth check are quoted (default ``CheckConfig()``
     with the evaluation's default per-call limit).
     """
-    problem = _check_problem(problem)
-    nodes = _NODES[problem]
-    vrp = problem != "tsp"
-    data = _DATA_TEXT["vrp"].format(open_routes="True" if problem == "ovrp" else "False") \
-        if vrp else _DATA_TEXT["tsp"]
-    what = "customer ids (never the depot)" if vrp else "city ids"
+    variant = problem_class(_check_problem(problem))
+    nodes = plural(variant.node_word)
+    vrp = variant.has_depot
+    data = variant.data_description
+    what = f"{variant.node_word} ids" + (" (never the depot)" if vrp else "")
     validity = (
-        f"- Every {_NODE[problem]} appears exactly once in the output: in destroy, in removed or "
+        f"- Every {variant.node_word} appears exactly once in the output: in destroy, in removed or "
         f"partial; in repair, in complete. No duplicates, none missing"
         + (", no depot (0) in a route. Every route's total demand <= capacity. Empty routes "
            "are allowed and dropped." if vrp else ".")
@@ -170,7 +121,7 @@ def task_description(problem: str, limits: CheckConfig | None = None) -> str:
     growth = (f" one call with n = {check.growth_n} must finish within {check.growth_timeout:g} s "
               "or the operator is rejected.") if check.growth_n else ""
     return "\n".join([
-        _PROBLEM_TEXT[problem],
+        variant.description,
         "",
         "The LNS alternates two operators on the current solution x:",
         f"- {_SIGNATURE['destroy']}: removes destroy_cnt {nodes} from the complete solution x "
@@ -243,14 +194,14 @@ def init_prompt(problem: str, kind: str, references: Sequence[Member], *,
     if kind == "destroy":
         background = (
             f"Task: design a new {_ROLE[kind]} for a large neighbourhood search (LNS). Each "
-            f"iteration, destroy removes destroy_cnt {_NODES[problem]} from the current solution "
+            f"iteration, destroy removes destroy_cnt {plural(problem_class(problem).node_word)} from the current solution "
             "and a repair operator re-inserts them. Which nodes are removed decides what can be "
             "rebuilt: a good destroy operator perturbs the solution so that repair can escape "
             "local optima and lower the total cost.")
     else:
         background = (
             f"Task: design a new {_ROLE[kind]} for a large neighbourhood search (LNS). Each "
-            f"iteration, a destroy operator removes some {_NODES[problem]} from the current "
+            f"iteration, a destroy operator removes some {plural(problem_class(problem).node_word)} from the current "
             "solution, and repair must re-insert all of them, choosing their positions so that "
             "the rebuilt complete solution has a low total cost.")
     if references:

@@ -24,7 +24,7 @@ from glns import datasets
 from glns._core._alns import OperatorTimeout
 from glns.operators.bridge import time_limit
 from glns.operators.views import VIEWS, cached_per_problem, view_data, view_of_matrix
-from glns.problems import CVRP, OVRP, TSP, Problem
+from glns.problems import Problem, problem_class
 from glns.reference import random_solution
 from glns.rng import SplitMix64
 
@@ -137,24 +137,20 @@ def _sub_problem(problem: Problem, nodes: int, harsh: bool) -> Problem:
         if coords is not None:
             coords[1] = coords[2]
     name = f"probe-{problem.kind}{m}{'-harsh' if harsh else ''}"
-    if problem.kind == "tsp":
-        return TSP(coords, distances=dist, name=name)
-    cls = CVRP if problem.kind == "cvrp" else OVRP
-    return cls(coords, problem.demands[:m], problem.capacity, distances=dist, name=name)
+    return type(problem).from_parts(coords, dist, problem.demands[:m], problem.capacity, name=name)
 
 
-def _remove(solution: Any, count: int, rng: SplitMix64, tsp: bool) -> tuple[Any, list[int]]:
+def _remove(problem: Problem, solution: Any, count: int, rng: SplitMix64) -> tuple[Any, list[int]]:
     """Remove `count` random nodes; empty routes are dropped, as the core does."""
-    nodes = list(solution) if tsp else [c for route in solution for c in route]
+    routes = problem.routes_of(solution)
+    nodes = [c for route in routes for c in route]
     for i in range(count):  # partial Fisher-Yates: the removed nodes in a random order
         j = i + rng.randrange(len(nodes) - i)
         nodes[i], nodes[j] = nodes[j], nodes[i]
     removed = nodes[:count]
     gone = set(removed)
-    if tsp:
-        return [c for c in solution if c not in gone], removed
-    partial = [[c for c in route if c not in gone] for route in solution]
-    return [route for route in partial if route], removed
+    partial = [[c for c in route if c not in gone] for route in routes]
+    return problem.solution_from_routes([route for route in partial if route]), removed
 
 
 def _cases(problem: Problem, operator_kind: str) -> tuple[ProbeCase, ...]:
@@ -170,7 +166,7 @@ def _cases(problem: Problem, operator_kind: str) -> tuple[ProbeCase, ...]:
             if operator_kind == "destroy":
                 cases.append(ProbeCase(sub, solution, count, seed))
             else:
-                partial, removed = _remove(solution, count, rng, problem.kind == "tsp")
+                partial, removed = _remove(problem, solution, count, rng)
                 cases.append(ProbeCase(sub, partial, removed, seed))
     return tuple(cases)
 
@@ -194,11 +190,8 @@ def probe_cases(problem: Problem, operator_kind: str) -> list[ProbeCase]:
 def probe_problem(problem_kind: str) -> Problem:
     """A generated instance (50 nodes, the paper's recipe) to probe operators on when there is
     no problem to bind them to (``glns compile``)."""
-    make = {"tsp": datasets.generate_tsp, "cvrp": datasets.generate_cvrp,
-            "ovrp": datasets.generate_ovrp}.get(problem_kind.lower())
-    if make is None:
-        raise ValueError(f"problem kind must be tsp, cvrp or ovrp, got {problem_kind!r}")
-    return make(PROBE_NODES - 1 if problem_kind.lower() != "tsp" else PROBE_NODES, 9102)
+    variant = problem_class(problem_kind)
+    return datasets.generate(variant.kind, PROBE_NODES - variant.first_node, 9102)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,7 +8,7 @@ import numpy as np
 
 from glns.exceptions import InfeasibleSolutionError
 from glns.plot._mpl import new_figure
-from glns.problems import Problem
+from glns.problems import Problem, plural
 from glns.result import Result
 
 __all__ = ["route_paths", "route_figure"]
@@ -18,16 +18,14 @@ def _routes(problem: Problem, solution: Any) -> list[list[int]]:
     """The solution as lists of node ids (TSP: one tour), checked against the instance."""
     n = problem.n_nodes
     try:
-        routes = [[int(v) for v in solution]] if problem.kind == "tsp" else \
-            [[int(v) for v in route] for route in solution]
+        routes = problem.routes_of(solution)
     except (TypeError, ValueError):
-        shape = "a list of cities" if problem.kind == "tsp" else "a list of routes (lists of customers)"
-        raise ValueError(f"a {problem.kind.upper()} solution must be {shape}") from None
+        raise ValueError(f"a {problem.label} solution must be {problem.solution_shape()}") from None
     first = problem.first_node
     for route in routes:
         for v in route:
             if not first <= v < n:
-                raise ValueError(f"node {v} is not a {'city' if first == 0 else 'customer'} of this "
+                raise ValueError(f"node {v} is not a {problem.node_word} of this "
                                  f"instance (ids {first}..{n - 1})")
     return [r for r in routes if r]
 
@@ -42,24 +40,17 @@ def route_paths(problem: Problem, solution: Any) -> list[np.ndarray]:
     xy = np.asarray(problem.coords, dtype=float)
     paths = []
     for route in _routes(problem, solution):
-        if problem.kind == "tsp":
-            nodes = route + [route[0]]
-        elif problem.kind == "cvrp":
-            nodes = [0] + route + [0]
-        else:
-            nodes = [0] + route
-        paths.append(xy[nodes])
+        paths.append(xy[problem.route_path(route)])
     return paths
 
 
 def _title(problem: Problem, solution: Any, n_routes: int) -> str:
-    name = problem.name or f"{problem.kind.upper()} with {problem.n_customers} " \
-        f"{'cities' if problem.kind == 'tsp' else 'customers'}"
+    name = problem.name or f"{problem.label} with {problem.n_customers} {plural(problem.node_word)}"
     try:
         cost = f"cost {problem.cost(solution):.6g}"
     except InfeasibleSolutionError as exc:
         cost = f"infeasible: {exc}"
-    if problem.kind == "tsp":
+    if not problem.has_depot:   # one tour
         return f"{name}: {cost}"
     return f"{name}: {cost}, {n_routes} route{'s' if n_routes != 1 else ''}"
 
@@ -78,7 +69,7 @@ def route_figure(problem: Problem, solution: Any | Result, title: str | None = N
     xy = np.asarray(problem.coords, dtype=float)
     routable = xy[problem.first_node:]
     ax.scatter(routable[:, 0], routable[:, 1], s=12, color="0.25", zorder=3)
-    if problem.kind == "tsp":
+    if not problem.has_depot:   # one tour, one colour
         colours = ["C0"]
     else:
         from matplotlib import colormaps
@@ -88,7 +79,7 @@ def route_figure(problem: Problem, solution: Any | Result, title: str | None = N
     for i, path in enumerate(paths):
         ax.plot(path[:, 0], path[:, 1], color=colours[i % len(colours)], linewidth=1.4,
                 gid=f"route:{i}")
-    if problem.kind != "tsp":
+    if problem.has_depot:
         ax.scatter([xy[0, 0]], [xy[0, 1]], marker="s", s=90, color="black", zorder=4, label="depot")
         ax.legend(loc="best", fontsize="small")
     ax.set_aspect("equal", adjustable="datalim")

@@ -94,13 +94,8 @@ def compile_task(source: str, kind: str, function: str | None, limit: float) -> 
 
 
 def _problem(problem: str, n: int, seed: int, capacity: int) -> Any:
-    def build() -> Any:
-        if problem == "tsp":
-            return datasets.generate_tsp(n, seed)
-        gen = datasets.generate_cvrp if problem == "cvrp" else datasets.generate_ovrp
-        return gen(n, seed, capacity)
-
-    return _cached(_PROBLEMS, (problem, n, seed, capacity), build, _CACHE_SIZE)
+    return _cached(_PROBLEMS, (problem, n, seed, capacity),
+                   lambda: datasets.generate(problem, n, seed, capacity), _CACHE_SIZE)
 
 
 def _readonly_data(problem: Any) -> dict[str, Any]:
@@ -236,8 +231,7 @@ def case_task(source: str, kind: str, function: str | None, problem: str, n: int
         if count != k:
             warnings.append(f"destroy removed {count} nodes {where} although destroy_cnt={k}")
         removed_ids = [int(v) for v in removed_out]
-        partial_py = [int(v) for v in partial_out] if problem == "tsp" \
-            else [[int(v) for v in r] for r in partial_out]
+        partial_py = prob.solution_from_routes(prob.routes_of(partial_out))
         complete, _ = apply_repair("greedy_insertion", prob.core, partial_py, removed_ids, seed)
         err = check(prob.core, complete)
         if err is not None:   # cannot happen when the core is right; say so loudly if it does
@@ -251,7 +245,7 @@ def case_task(source: str, kind: str, function: str | None, problem: str, n: int
         if err is not None:
             return failure("output", f"repair returned an invalid solution {where}: {err} (the result "
                          "must contain every node exactly once" +
-                         ("" if problem == "tsp" else ", each route within the capacity") + ")",
+                         (", each route within the capacity" if prob.capacitated else "") + ")",
                          seconds=seconds)
     return {"ok": True, "seconds": seconds, "warnings": warnings}
 

@@ -1,8 +1,7 @@
-"""Problem instances: TSP, CVRP and OVRP (SPEC §1), validated on construction.
-
-Instances are built from coordinates (float Euclidean distances, no rounding) or from an
-explicit distance matrix. Every array an instance exposes is read-only; the core keeps its
-own private copy, so nothing an operator does to the arrays it is given can reach the solver.
+"""What every problem variant has: geometry (coordinates and/or a distance matrix, validated),
+the core's private copy, feasibility checks and costs, and the variant interface (see
+:class:`Problem`). Every array an instance exposes is read-only; the core keeps its own copy,
+so nothing an operator does to the arrays it is given can reach the solver.
 """
 
 from __future__ import annotations
@@ -13,9 +12,7 @@ import numpy as np
 
 from glns.exceptions import InfeasibleSolutionError, InvalidInstanceError
 
-__all__ = ["Problem", "TSP", "CVRP", "OVRP", "euclidean_distances"]
-
-KIND_CODES = {"tsp": 0, "cvrp": 1, "ovrp": 2}
+__all__ = ["Problem", "euclidean_distances", "plural"]
 
 
 def euclidean_distances(coords: np.ndarray) -> np.ndarray:
@@ -25,7 +22,7 @@ def euclidean_distances(coords: np.ndarray) -> np.ndarray:
         return np.sqrt((diff * diff).sum(axis=-1))
 
 
-def _readonly(a: np.ndarray) -> np.ndarray:
+def readonly(a: np.ndarray) -> np.ndarray:
     a = np.ascontiguousarray(a).copy()
     a.flags.writeable = False
     return a
@@ -63,7 +60,7 @@ def _check_distances(distances: Any) -> np.ndarray:
     return arr
 
 
-def _integer_capacity(capacity: Any) -> int:
+def integer_capacity(capacity: Any) -> int:
     if isinstance(capacity, (bool, np.bool_)):
         raise InvalidInstanceError(f"capacity must be an integer, got {capacity!r}")
     try:
@@ -79,11 +76,34 @@ def _integer_capacity(capacity: Any) -> int:
 
 
 class Problem:
-    """Common part of TSP, CVRP and OVRP. Use the subclasses."""
+    """Common part of TSP, CVRP and OVRP. Use the subclasses.
+
+    A subclass is a problem variant: it says what its solutions look like (``routes_of``,
+    ``solution_from_routes``, ``route_path``), what operators are given (``problem_data``), how
+    it is built from its parts (``from_parts``) and how it is named to users and in prompts
+    (``label``, ``node_word``). Code outside this module asks these instead of comparing
+    ``kind`` strings; a new variant is a new subclass registered in :data:`PROBLEM_KINDS`.
+    """
 
     kind: ClassVar[str]
+    #: the name users and prompts see: "TSP", "CVRP", "OVRP"
+    label: ClassVar[str]
     #: first node id that must be visited (TSP 0, VRP 1: node 0 is the depot)
     first_node: ClassVar[int]
+    #: what the visited nodes are called ("city", "customer")
+    node_word: ClassVar[str]
+    #: a route goes back to where it started (TSP tour, CVRP route; not an OVRP route)
+    closed_routes: ClassVar[bool]
+    #: routes are limited by a vehicle capacity on the nodes' demands
+    capacitated: ClassVar[bool]
+    #: node 0 is a depot every route starts from, not a node to visit
+    has_depot: ClassVar[bool]
+    #: the code of this variant in the compiled core
+    core_code: ClassVar[int]
+    #: the problem as the LLM is told it: nodes, solution format, objective
+    description: ClassVar[str]
+    #: the ``problem_data`` entries as the LLM is told them
+    data_description: ClassVar[str]
 
     coords: np.ndarray | None
     distances: np.ndarray
@@ -110,8 +130,8 @@ class Problem:
                 raise InvalidInstanceError("coordinates are too large: a distance overflows to inf")
         if dist.shape[0] < 2:
             raise InvalidInstanceError(f"an instance needs at least 2 nodes, got {dist.shape[0]}")
-        self.coords = _readonly(xy) if xy is not None else None
-        self.distances = _readonly(dist)
+        self.coords = readonly(xy) if xy is not None else None
+        self.distances = readonly(dist)
         self._core = None
 
     @property
@@ -130,7 +150,7 @@ class Problem:
         if self._core is None:
             from glns._core._instance import CoreInstance
 
-            self._core = CoreInstance(KIND_CODES[self.kind], self.distances, self.demands, self.capacity)
+            self._core = CoreInstance(self.core_code, self.distances, self.demands, self.capacity)
         return self._core
 
     def __getstate__(self) -> dict[str, Any]:
@@ -138,12 +158,36 @@ class Problem:
         return {**self.__dict__, "_core": None}
 
     def problem_data(self) -> dict[str, Any]:
-        """The ``problem_data`` dict of SPEC §3 (fresh dict, read-only arrays)."""
-        data: dict[str, Any] = {"distance_matrix": self.distances, "coordinates": self.coords}
-        if self.kind != "tsp":
-            data.update(demands=self.demands, capacity=self.capacity, depot_idx=0,
-                        open_routes=self.kind == "ovrp")
-        return data
+        """The ``problem_data`` dict Python operators get (docs/operator-contract.md): a fresh
+        dict of read-only arrays."""
+        return {"distance_matrix": self.distances, "coordinates": self.coords}
+
+    @classmethod
+    def routes_of(cls, solution: Any) -> list[list[int]]:
+        """A solution of this variant as a list of routes of node ids (a TSP tour is one route).
+        TypeError/ValueError when it does not have the variant's shape."""
+        return [[int(v) for v in route] for route in solution]
+
+    @classmethod
+    def solution_from_routes(cls, routes: Sequence[Sequence[int]]) -> Any:
+        """The inverse of :meth:`routes_of`: routes in the solution format of this variant."""
+        return [[int(v) for v in route] for route in routes]
+
+    @classmethod
+    def route_path(cls, route: Sequence[int]) -> list[int]:
+        """The nodes a route travels through in order, with the depot / the return to the start."""
+        return [0, *route, 0] if cls.closed_routes else [0, *route]
+
+    @classmethod
+    def solution_shape(cls) -> str:
+        """How a solution is written, for error messages."""
+        return "a list of routes (lists of customers)"
+
+    @classmethod
+    def from_parts(cls, coords: Any, distances: Any, demands: Any, capacity: Any,
+                   name: str = "") -> "Problem":
+        """An instance of this variant from the parts every variant has (unused ones ignored)."""
+        return cls(coords, demands, capacity, distances=distances, name=name)
 
     def violation(self, solution: Any) -> str | None:
         """The first constraint violation of a complete solution, or None if it is feasible."""
@@ -170,63 +214,9 @@ class Problem:
 
     def __repr__(self) -> str:
         label = f" {self.name!r}" if self.name else ""
-        return f"<{type(self).__name__}{label} with {self.n_customers} {'cities' if self.kind == 'tsp' else 'customers'}>"
+        return f"<{type(self).__name__}{label} with {self.n_customers} {plural(self.node_word)}>"
 
 
-class TSP(Problem):
-    """Symmetric or asymmetric TSP over cities ``0..n-1``; the objective is the closed tour length."""
-
-    kind = "tsp"
-    first_node = 0
-
-    def __init__(self, coords: Any = None, *, distances: Any = None, name: str = "") -> None:
-        self._set_geometry(coords, distances)
-        self.demands = _readonly(np.zeros(self.n_nodes, dtype=np.int64))
-        self.capacity = 0
-        self.name = name
-
-
-class CVRP(Problem):
-    """Capacitated VRP: depot 0, customers ``1..n``, unlimited vehicles of one capacity."""
-
-    kind = "cvrp"
-    first_node = 1
-
-    def __init__(self, coords: Any = None, demands: Sequence[int] | np.ndarray | None = None,
-                 capacity: int | None = None, *, distances: Any = None, name: str = "") -> None:
-        self._set_geometry(coords, distances)
-        if demands is None:
-            raise InvalidInstanceError("demands are required")
-        if capacity is None:
-            raise InvalidInstanceError("capacity is required")
-        q = np.asarray(demands)
-        if q.ndim != 1 or q.shape[0] != self.n_nodes:
-            raise InvalidInstanceError(
-                f"demands must have shape ({self.n_nodes},) with the depot first, got {q.shape}"
-            )
-        if q.dtype.kind == "f":
-            if not np.isfinite(q).all():
-                raise InvalidInstanceError(f"demand of node {int(np.argwhere(~np.isfinite(q))[0][0])} is not finite")
-            if (q != np.round(q)).any():
-                raise InvalidInstanceError(f"demand of node {int(np.argwhere(q != np.round(q))[0][0])} is not an integer")
-        elif q.dtype.kind not in "iub":
-            raise InvalidInstanceError(f"demands must be integers, got dtype {q.dtype}")
-        cap = _integer_capacity(capacity)
-        if (q < 0).any():
-            i = int(np.argwhere(q < 0)[0][0])
-            raise InvalidInstanceError(f"demand of node {i} is negative: {q[i]}")
-        if q[0] != 0:
-            raise InvalidInstanceError(f"the depot (node 0) must have demand 0, got {q[0]}")
-        if (q > cap).any():
-            i = int(np.argwhere(q > cap)[0][0])
-            raise InvalidInstanceError(f"demand of node {i} ({q[i]}) exceeds the capacity {cap}")
-        q = q.astype(np.int64)
-        self.demands = _readonly(q)
-        self.capacity = cap
-        self.name = name
-
-
-class OVRP(CVRP):
-    """Open VRP: as CVRP, but a route ends at its last customer (no return to the depot)."""
-
-    kind = "ovrp"
+def plural(word: str) -> str:
+    """'city' -> 'cities', 'customer' -> 'customers'."""
+    return word[:-1] + "ies" if word.endswith("y") else word + "s"
