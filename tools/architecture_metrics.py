@@ -98,13 +98,15 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
     return out
 
 
-def metrics() -> dict:
-    files = sorted(SRC.rglob("*.py")) + sorted(SRC.rglob("*.pyx")) + sorted(SRC.rglob("*.pxd"))
+def _files() -> list[Path]:
+    return sorted(SRC.rglob("*.py")) + sorted(SRC.rglob("*.pyx")) + sorted(SRC.rglob("*.pxd"))
+
+
+def import_edges() -> list[tuple[str, str, list[str], bool]]:
+    """(importing module, imported glns module, imported names, deferred into a function)."""
+    files = _files()
     modules = {_module_name(p) for p in files}
-    sizes = sorted(((len(p.read_text().splitlines()), str(p.relative_to(SRC))) for p in files), reverse=True)
-    graph: dict[str, set[str]] = defaultdict(set)
-    package_graph: dict[str, set[str]] = defaultdict(set)
-    deferred, private = [], []
+    out = []
     for path in files:
         module = _module_name(path)
         if path.suffix == ".py":
@@ -112,27 +114,36 @@ def metrics() -> dict:
         else:
             found = [(m, [], False) for m in _cimports(path)]
             found += [(m, n, d) for m, n, d in _imports_pyx(path)]
-        expanded = []
         for target, names, is_deferred in found:   # `from pkg import module` imports the module
             subs = [n for n in names if f"{target}.{n}" in modules]
-            expanded += [(f"{target}.{n}", [], is_deferred) for n in subs]
+            targets = [(f"{target}.{n}", []) for n in subs]
             if len(subs) < len(names) or not names:
-                expanded.append((target, [n for n in names if n not in subs], is_deferred))
-        for target, names, is_deferred in expanded:
-            while target not in modules and "." in target:
-                target = target.rsplit(".", 1)[0]
-            if target == module:
-                continue
-            graph[module].add(target)
-            if _package_of(target) != _package_of(module):
-                package_graph[_package_of(module)].add(_package_of(target))
-            if is_deferred:
-                deferred.append(f"{module} -> {target}")
-            crosses = _package_of(target) != _package_of(module)
-            hidden = [n for n in names if n.startswith("_")] + (
-                [target.rsplit(".", 1)[1]] if target.rsplit(".", 1)[-1].startswith("_") else [])
-            if crosses and hidden and not target.startswith("glns._core"):
-                private.append(f"{module} -> {target}: {', '.join(hidden)}")
+                targets.append((target, [n for n in names if n not in subs]))
+            for t, t_names in targets:
+                while t not in modules and "." in t:
+                    t = t.rsplit(".", 1)[0]
+                if t != module:
+                    out.append((module, t, t_names, is_deferred))
+    return out
+
+
+def metrics() -> dict:
+    files = _files()
+    sizes = sorted(((len(p.read_text().splitlines()), str(p.relative_to(SRC))) for p in files), reverse=True)
+    graph: dict[str, set[str]] = defaultdict(set)
+    package_graph: dict[str, set[str]] = defaultdict(set)
+    deferred, private = [], []
+    for module, target, names, is_deferred in import_edges():
+        graph[module].add(target)
+        crosses = _package_of(target) != _package_of(module)
+        if crosses:
+            package_graph[_package_of(module)].add(_package_of(target))
+        if is_deferred:
+            deferred.append(f"{module} -> {target}")
+        hidden = [n for n in names if n.startswith("_") and not n.startswith("__")] + (
+            [target.rsplit(".", 1)[1]] if target.rsplit(".", 1)[-1].startswith("_") else [])
+        if crosses and hidden and not target.startswith("glns._core"):
+            private.append(f"{module} -> {target}: {', '.join(hidden)}")
     text = {str(p.relative_to(SRC)): p.read_text() for p in files}
     kind_branches = {
         "python": sum(len(re.findall(r"kind\s*[!=]=\s*['\"]|kind\s+(?:not\s+)?in\s*[(\[{]", t))

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from glns.operators.policy import parse_source
+from glns.policy import parse_source
 
 __all__ = ["OperatorReport", "compile_operator_file"]
 

@@ -18,6 +18,7 @@ from typing import Any, Iterable, Mapping, Sequence
 import numpy as np
 
 from glns.sandbox.pool import usable_cores
+from glns.version import __version__
 
 __all__ = ["FORMAT", "summarise", "markdown_tables", "csv_text", "environment", "write_outputs",
            "read_results"]
@@ -206,7 +207,6 @@ def _cpu_model() -> str:
 def environment() -> dict[str, Any]:
     """Versions (Python, glns, numpy and the baselines' packages, None when absent), CPU model,
     usable cores, memory, OS."""
-    import glns
 
     versions = {}
     for name in _PACKAGES:
@@ -218,7 +218,7 @@ def environment() -> dict[str, Any]:
         memory_gb = round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1)
     except (ValueError, OSError, AttributeError):  # pragma: no cover
         memory_gb = None
-    return {"glns": glns.__version__, "python": sys.version.split()[0], "packages": versions,
+    return {"glns": __version__, "python": sys.version.split()[0], "packages": versions,
             "cpu": _cpu_model(), "cores": usable_cores(), "memory_gb": memory_gb,
             "platform": platform.platform(), "hostname": platform.node()}
 

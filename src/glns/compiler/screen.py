@@ -14,7 +14,7 @@ import io
 import re
 import tokenize
 
-from glns.operators.policy import parse_source, policy_violation
+from glns.policy import parse_source, policy_violation
 
 __all__ = ["compile_violation"]
 
@@ -24,7 +24,7 @@ _DIRECTIVE = re.compile(r"#\s*(cython|distutils)\s*:", re.IGNORECASE)
 
 def compile_violation(source: str) -> str | None:
     """Why `source` may not be compiled (None if it may): it must parse, pass
-    :func:`glns.operators.policy.policy_violation` (the admission check), and hold no Cython
+    :func:`glns.policy.policy_violation` (the admission check), and hold no Cython
     directive comment (``# cython:``/``# distutils:``) nor ``cimport``/``include``."""
     if not isinstance(source, str):
         raise TypeError(f"source must be a str, got {type(source).__name__}")

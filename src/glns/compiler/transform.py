@@ -27,7 +27,7 @@ from __future__ import annotations
 import ast
 import re
 
-from glns.operators.policy import parse_source
+from glns.policy import parse_source
 
 __all__ = ["RUNTIME_MODULE", "RUNTIME_PXD", "transform"]
 

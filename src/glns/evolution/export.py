@@ -25,6 +25,7 @@ from typing import Any, Mapping, Sequence
 
 from glns.evolution.population import Member
 from glns.evolution.rundir import atomic_write
+from glns.version import __version__
 
 __all__ = ["module_text", "export_module", "load_module", "string_literal", "atomic_write"]
 
@@ -154,7 +155,6 @@ def module_text(destroy: Sequence[Member], repair: Sequence[Member],
     missing. The module defines DESTROY, REPAIR (lists of Operator), BEST_DESTROY, BEST_REPAIR
     (None without a best pair), BEST, PROBLEM and META.
     """
-    from glns import __version__
 
     problem = str(meta.get("problem", "")).lower()
     if problem not in _PROBLEMS:

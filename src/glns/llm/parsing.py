@@ -13,7 +13,7 @@ import re
 import textwrap
 from dataclasses import dataclass
 
-from glns.operators.policy import parse_source
+from glns.policy import parse_source
 
 __all__ = ["AnswerParseError", "ParsedAnswer", "JointAnswer", "parse_answer",
            "parse_joint_answer", "code_blocks"]

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from glns.operators.bridge import OPERATOR_GLOBALS, BoundPythonOperator
-from glns.operators.policy import parse_source, policy_violation
+from glns.policy import parse_source, policy_violation
 from glns.params import COMPILE_SETTINGS
 from glns.operators.probe import Form, Negotiation, negotiate
 from glns.operators.views import MAX_PYTHON_VIEW_NODES, view_data, view_of_matrix

@@ -62,11 +62,11 @@ def _cmd_routes(args: argparse.Namespace) -> int:
     if args.file and (args.results or args.instance or args.solver):
         raise ValueError("give either RESULTS.json --instance NAME [--solver S] or --file INSTANCE, not both")
     if args.file:
-        import glns
         from glns import datasets
+        from glns.solve import solve
 
         problem = datasets.read(args.file, rounding=args.rounding, problem=args.problem)
-        result = glns.solve(problem, iterations=args.iterations, seed=args.seed)
+        result = solve(problem, iterations=args.iterations, seed=args.seed)
         name = problem.name or args.file
         title = f"{name}: glns, {result.iterations} iterations, cost {result.cost:.6g}, {result.num_routes} " \
                 f"route{'s' if result.num_routes != 1 else ''}" if problem.kind != "tsp" else \

@@ -27,7 +27,7 @@ from typing import Any, Sequence
 
 from glns.sandbox.check_types import PROBLEM_NAMES, Admission, CheckConfig, CheckRequest
 from glns.sandbox.check_worker import case_task, compile_task, failure, run_step
-from glns.sandbox.policy import policy_violation
+from glns.policy import policy_violation
 from glns.sandbox.pool import TaskResult, WorkerPool, usable_cores
 
 __all__ = ["CheckConfig", "Admission", "CheckRequest", "check_operator", "check_operators"]

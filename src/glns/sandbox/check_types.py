@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from glns.sandbox.policy import ALLOWED_IMPORTS
+from glns.policy import ALLOWED_IMPORTS
 
 __all__ = ["CheckConfig", "CheckRequest", "Admission", "PROBLEM_NAMES"]
 

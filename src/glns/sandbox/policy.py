@@ -1,10 +1,7 @@
-"""Compatibility alias: the operator policy lives in :mod:`glns.operators.policy`.
+"""Compatibility alias: the operator policy lives in :mod:`glns.policy`, below everything
+that uses it (the compiler, the LLM answer parser, the operators and the sandbox)."""
 
-It moved below the sandbox so that :mod:`glns.compiler` can use it without importing
-:mod:`glns.sandbox` (whose package imports the worker pool and evaluation).
-"""
-
-from glns.operators.policy import *  # noqa: F401,F403
-from glns.operators.policy import ALLOWED_IMPORTS, FORBIDDEN_NAMES, policy_violation
+from glns.policy import *  # noqa: F401,F403
+from glns.policy import ALLOWED_IMPORTS, FORBIDDEN_NAMES, policy_violation
 
 __all__ = ["ALLOWED_IMPORTS", "FORBIDDEN_NAMES", "policy_violation"]
