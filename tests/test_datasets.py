@@ -318,6 +318,48 @@ def test_read_unsupported_edge_weight_type(tmp_path):
         datasets.read(tmp_path / "geo51.tsp")
 
 
+_TSP_HEAD = "NAME : bad\nTYPE : TSP\nDIMENSION : 3\nEDGE_WEIGHT_TYPE : EUC_2D\n"
+_VRP = ("NAME : v\nTYPE : CVRP\nDIMENSION : 2\nCAPACITY : 5\nEDGE_WEIGHT_TYPE : EUC_2D\n"
+        "NODE_COORD_SECTION\n1 0 0\n2 1 1\nDEMAND_SECTION\n1 0\n2 {demand}\nDEPOT_SECTION\n1\n-1\nEOF\n")
+
+
+@pytest.mark.parametrize("text, error, message", [
+    (b"garbage\x00\xff\xfe\n", ValueError, "bad.tsp: not a readable TSPLIB/CVRPLIB instance"),
+    (b"hello world\n", ValueError, "bad.tsp: not a readable TSPLIB/CVRPLIB instance"),
+    (_TSP_HEAD.encode() + b"EOF\n", ValueError, "bad.tsp: the file has no NODE_COORD_SECTION"),
+    (_TSP_HEAD.encode() + b"NODE_COORD_SECTION\n1 0 0\n2 a b\n3 1 1\nEOF\n", ValueError,
+     "bad.tsp: NODE_COORD_SECTION is not a table of numbers"),
+    (_TSP_HEAD.encode() + b"NODE_COORD_SECTION\n1 0 0\n2 1 1\nEOF\n", ValueError,
+     "bad.tsp: DIMENSION is 3 but the file has data for 2 node"),
+    (_VRP.replace("DEMAND_SECTION\n1 0\n2 {demand}\n", "").encode(), ValueError,
+     "bad.tsp: reading it as CVRP needs a DEMAND_SECTION and a CAPACITY"),
+    (_VRP.format(demand=9).encode(), InvalidInstanceError, r"bad.tsp: demand of node 1 \(9\) exceeds the capacity 5"),
+], ids=["binary", "text", "no-coords", "non-numeric", "dimension", "cvrp-without-demands", "invalid-data"])
+def test_read_malformed_file_names_it(tmp_path, text, error, message):
+    # one clear error naming the file (what `glns solve FILE` prints), never a KeyError or a bare parse error
+    pytest.importorskip("vrplib")
+    (tmp_path / "bad.tsp").write_bytes(text)
+    with pytest.raises(error, match=message):
+        datasets.read(tmp_path / "bad.tsp")
+
+
+def test_read_missing_file(tmp_path):
+    pytest.importorskip("vrplib")
+    with pytest.raises(FileNotFoundError, match="nothere.vrp"):
+        datasets.read(tmp_path / "nothere.vrp")
+
+
+def test_read_with_the_wrong_problem():
+    pytest.importorskip("vrplib")
+    with pytest.raises(ValueError, match=r"A-n32-k5.vrp: a VRP file .* read it as 'cvrp' or 'ovrp', not 'tsp'"):
+        datasets.read(HERE / "cvrplib/A/A-n32-k5.vrp", problem="tsp")
+    for kind in ("cvrp", "ovrp"):
+        with pytest.raises(ValueError, match=f"eil51.tsp: reading it as {kind.upper()} needs a DEMAND_SECTION"):
+            datasets.read(HERE / "tsplib/eil51.tsp", problem=kind)
+    with pytest.raises(ValueError, match="unknown problem 'vrptw'"):
+        datasets.read(HERE / "tsplib/eil51.tsp", problem="vrptw")
+
+
 def test_missing_vrplib_message(monkeypatch):
     monkeypatch.setitem(sys.modules, "vrplib", None)  # makes `import vrplib` raise ImportError
     message = ("reading TSPLIB/CVRPLIB files needs the optional dependency vrplib: "

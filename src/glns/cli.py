@@ -6,38 +6,51 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from pathlib import Path
 from typing import Sequence
 
 import glns
+from glns import datasets
 from glns.benchmark.cli import add_bench_parser
 from glns.plot.cli import add_plot_parser
+from glns.solution_files import solution_format
 
 
 def _instance(args: argparse.Namespace) -> glns.Problem:
-    from glns import datasets
-
     if args.instance:
         return datasets.read(args.instance, rounding=args.rounding, problem=args.problem)
-    make = {"tsp": datasets.generate_tsp, "cvrp": datasets.generate_cvrp,
-            "ovrp": datasets.generate_ovrp}[args.problem or "cvrp"]
-    return make(args.size, args.instance_seed)
+    return datasets.generate(args.problem or "cvrp", args.size, args.instance_seed)
+
+
+def _check_out(path: str, problem: glns.Problem) -> None:
+    """Refuse an --out the solution cannot be written to before solving, not after."""
+    solution_format(path, problem.kind)
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise ValueError(f"--out {path}: the folder {folder} does not exist")
 
 
 def _cmd_solve(args: argparse.Namespace) -> int:
     problem = _instance(args)
+    if args.out:
+        _check_out(args.out, problem)
     params = glns.SolveParams.paper() if args.paper else glns.SolveParams()
     result = glns.solve(problem, args.destroy, args.repair, iterations=args.iterations,
                         time_limit=args.time_limit, seed=args.seed, params=params)
+    out = glns.write_solution(args.out, result, problem) if args.out else None
     if args.json:
-        print(json.dumps({"instance": repr(problem), "cost": result.cost,
-                          "routes": result.num_routes, "iterations": result.iterations,
-                          "runtime": result.runtime, "solution": result.solution}))
+        record = {"instance": repr(problem), "cost": result.cost,
+                  "routes": result.num_routes, "iterations": result.iterations,
+                  "runtime": result.runtime, "solution": result.solution}
+        print(json.dumps(record if out is None else {**record, "out": str(out)}))
     else:
         print(f"instance   {problem!r}")
         print(f"cost       {result.cost:.6f}")
         print(f"routes     {result.num_routes}")
         print(f"iterations {result.iterations}")
         print(f"time       {result.runtime:.3f} s")
+        if out is not None:
+            print(f"solution   {out}")
         if args.verbose:
             print(result.summary())
     return 0
@@ -220,6 +233,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--paper", action="store_true", help="use the paper's parameter preset")
     s.add_argument("--json", action="store_true", help="print the result as JSON")
+    s.add_argument("-o", "--out", metavar="FILE",
+                   help="also write the solution: CVRPLIB .sol (routes in the instance file's "
+                        "numbering, then Cost), or a TSPLIB tour for a TSP and FILE ending in .tour")
     s.add_argument("-v", "--verbose", action="store_true", help="print operator statistics")
     s.set_defaults(func=_cmd_solve)
     c = sub.add_parser("compile", help="compile an operator file (e.g. an evolution export) with Cython",

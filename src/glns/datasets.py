@@ -8,7 +8,8 @@
 - :func:`load_npz`: the ``.npz`` files of the shared synthetic data.
 - :func:`read`, :func:`read_solution`, :func:`best_known`: TSPLIB ``.tsp`` / CVRPLIB ``.vrp``
   files (parsed by the optional dependency ``vrplib``), their ``.opt.tour`` / ``.sol``
-  solutions, and best-known objective values.
+  solutions, and best-known objective values; :func:`write_solution` writes a solution as a
+  ``.sol`` / ``.tour`` file in the same numbering (docs/instance-files.md).
 """
 
 from __future__ import annotations
@@ -23,7 +24,9 @@ from typing import Any, Literal, Mapping
 
 import numpy as np
 
+from glns.exceptions import InvalidInstanceError
 from glns.problems import CVRP, OVRP, TSP, Problem, euclidean_distances
+from glns.solution_files import write_solution
 
 __all__ = [
     "PAPER_PLAN",
@@ -37,6 +40,7 @@ __all__ = [
     "shared_data_dir",
     "read",
     "read_solution",
+    "write_solution",
     "best_known",
 ]
 
@@ -297,14 +301,34 @@ def _vrplib():
     return vrplib
 
 
+def _parse(path: Path) -> dict[str, Any]:
+    """vrplib's parse of an instance file; a malformed file is one ValueError naming it."""
+    vrplib = _vrplib()
+    try:
+        return vrplib.read_instance(path, compute_edge_weights=False)
+    except OSError:
+        raise  # missing file, a folder, no permission: the message names the path already
+    except Exception as exc:  # noqa: BLE001 - vrplib raises ValueError, RuntimeError, IndexError, ...
+        raise ValueError(f"{path.name}: not a readable TSPLIB/CVRPLIB instance ({exc})") from None
+
+
+def _floats(inst: dict[str, Any], key: str, section: str, path: Path) -> np.ndarray:
+    if inst.get(key) is None:
+        raise ValueError(f"{path.name}: the file has no {section}")
+    try:
+        return np.asarray(inst[key], dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ValueError(f"{path.name}: {section} is not a table of numbers ({exc})") from None
+
+
 def _distances(inst: dict[str, Any], rounding: str, path: Path) -> np.ndarray:
     kind = str(inst.get("edge_weight_type", "")).strip().upper()
     if kind == "EXPLICIT":
-        return np.asarray(inst["edge_weight"], dtype=np.float64)  # as given, whatever the rounding
+        return _floats(inst, "edge_weight", "EDGE_WEIGHT_SECTION", path)  # as given, whatever the rounding
     if kind != "EUC_2D":
         raise ValueError(f"{path.name}: unsupported EDGE_WEIGHT_TYPE {kind or 'missing'!r}; "
                          "glns reads EUC_2D and EXPLICIT")
-    dist = euclidean_distances(np.asarray(inst["node_coord"], dtype=np.float64))
+    dist = euclidean_distances(_floats(inst, "node_coord", "NODE_COORD_SECTION", path))
     return np.floor(dist + 0.5) if rounding == "nint" else dist  # TSPLIB nint(x) = floor(x + 0.5)
 
 
@@ -324,34 +348,49 @@ def read(path: str | os.PathLike, rounding: Literal["nint", "exact"] = "nint",
         ``"tsp"``, ``"cvrp"`` or ``"ovrp"``; by default TSP for ``TYPE: TSP``/``ATSP`` and
         CVRP for ``TYPE: CVRP``. Use ``"ovrp"`` to read a CVRPLIB file as an open VRP.
 
-    The depot must be node 1 of the file (node 0 of the instance). Raises ValueError for an
-    invalid rounding, an unsupported edge weight type or file type, and ImportError if
-    vrplib is not installed.
+    Node ``k`` of the instance is node ``k + 1`` of the file, so the depot (file node 1, the
+    only depot allowed) is node 0. Every error names the file: OSError when it cannot be
+    opened; ValueError for an invalid rounding, a malformed file, a DIMENSION that does not
+    match the data, an unsupported edge weight type or file type, a CVRP file read as a TSP or
+    a TSP file read as a VRP; InvalidInstanceError (a ValueError) for invalid data; and
+    ImportError if vrplib is not installed.
     """
     if rounding not in _ROUNDINGS:
         raise ValueError(f"rounding must be 'nint' or 'exact', got {rounding!r}")
     path = Path(path)
-    inst = _vrplib().read_instance(path, compute_edge_weights=False)
+    inst = _parse(path)
     kind = _check_problem(problem) if problem is not None else _kind_from_type(inst, path)
     dist = _distances(inst, rounding, path)
-    coords = inst.get("node_coord")
-    coords = np.asarray(coords, dtype=np.float64) if coords is not None else None
+    if inst.get("dimension") is not None and inst["dimension"] != dist.shape[0]:
+        raise ValueError(f"{path.name}: DIMENSION is {inst['dimension']} but the file has data "
+                         f"for {dist.shape[0]} node(s)")
+    coords = _floats(inst, "node_coord", "NODE_COORD_SECTION", path) if "node_coord" in inst else None
     name = str(inst.get("name") or path.stem)
-    if kind == "tsp":
-        return TSP(coords, distances=dist, name=name)
-    if "demand" not in inst or "capacity" not in inst:
-        raise ValueError(f"{path.name}: a {kind.upper()} needs DEMAND_SECTION and CAPACITY")
-    depots = np.asarray(inst.get("depot", [0])).ravel()
-    if depots.tolist() != [0]:
-        raise ValueError(f"{path.name}: the depot must be node 1 (only), got {(depots + 1).tolist()}")
-    return _CLASSES[kind](coords, inst["demand"], inst["capacity"], distances=dist, name=name)
+    try:
+        if kind == "tsp":
+            if "demand" in inst:
+                # the depot would become a city and the demands would be dropped without a word
+                raise ValueError(f"{path.name}: a VRP file (it has a DEMAND_SECTION); "
+                                 "read it as 'cvrp' or 'ovrp', not 'tsp'")
+            return TSP(coords, distances=dist, name=name)
+        if "demand" not in inst or "capacity" not in inst:
+            raise ValueError(f"{path.name}: reading it as {kind.upper()} needs a DEMAND_SECTION "
+                             "and a CAPACITY (for a TSP file use 'tsp')")
+        depots = np.asarray(inst.get("depot", [0])).ravel()
+        if depots.tolist() != [0]:
+            raise ValueError(f"{path.name}: the depot must be node 1 (only), got {(depots + 1).tolist()}")
+        return _CLASSES[kind](coords, inst["demand"], inst["capacity"], distances=dist, name=name)
+    except InvalidInstanceError as exc:
+        raise InvalidInstanceError(f"{path.name}: {exc}") from None
 
 
 def _kind_from_type(inst: dict[str, Any], path: Path) -> str:
     ftype = str(inst.get("type", "")).strip().upper()
     if ftype in ("TSP", "ATSP"):
         return "tsp"
-    if ftype in ("CVRP", ""):
+    if ftype == "CVRP":
+        return "cvrp"
+    if ftype == "":
         return "cvrp" if "demand" in inst else "tsp"
     raise ValueError(f"{path.name}: unsupported TYPE {ftype!r}; glns reads TSP, ATSP and CVRP files")
 
@@ -361,7 +400,8 @@ def read_solution(path: str | os.PathLike) -> tuple[list[int] | list[list[int]],
 
     ``.sol``: returns ``(routes, cost)``; routes list customer ids, which are the instance's
     node ids as :func:`read` numbers them (depot 0, customer ``c`` is file node ``c + 1``), and
-    ``cost`` is the stated ``Cost`` (None if absent).
+    ``cost`` is the stated ``Cost`` (None if absent). A TSP tour written as a ``.sol`` by
+    :func:`write_solution` reads back as one route without city 0: the tour is ``[0, *routes[0]]``.
     ``.opt.tour``: returns ``(tour, None)``, the tour as a 0-based permutation (a TSP solution).
     """
     path = Path(path)

@@ -7,6 +7,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from glns.checks import check_seed
 from glns.params import SIGMA_AGGRESSIVE, SIGMA_FLAT, SIGMA_PAPER, SolveParams
 from glns.sandbox.check_types import CheckConfig
 
@@ -123,8 +124,7 @@ class EvolutionConfig:
             raise ValueError(f"workers must be >= 1, got {self.workers}")
         if self.temperature is not None and not 0 <= self.temperature <= 2:
             raise ValueError(f"temperature must be in [0, 2], got {self.temperature}")
-        if int(self.seed) != self.seed or self.seed < 0:
-            raise ValueError(f"seed must be a non-negative integer, got {self.seed}")
+        object.__setattr__(self, "seed", check_seed(self.seed))
 
     @property
     def cycles(self) -> int:
