@@ -13,6 +13,7 @@ import glns
 from glns import datasets
 from glns.benchmark.cli import add_bench_parser
 from glns.plot.cli import add_plot_parser
+from glns.problems import PROBLEM_KINDS
 from glns.solution_files import solution_format
 
 
@@ -179,7 +180,7 @@ def _add_evolve_parser(sub: argparse._SubParsersAction) -> None:
     llm.add_argument("--offline-bad-rate", type=float, default=0.25,
                      help="share of deliberately bad answers of the offline LLM (default 0.25)")
     run = e.add_argument_group("run")
-    run.add_argument("--problem", choices=["tsp", "cvrp", "ovrp"], default=None, help="default cvrp")
+    run.add_argument("--problem", choices=sorted(PROBLEM_KINDS), default=None, help="default cvrp")
     run.add_argument("--generations", type=int, help="episodes in total (G_max, default 200)")
     run.add_argument("--run-dir", help="directory for the run (default glns-runs/<problem>-seed<S>-<time>)")
     run.add_argument("--resume", metavar="DIR", help="continue the run in DIR from its last checkpoint")
@@ -221,7 +222,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("solve", help="solve one instance (default: a generated CVRP100)")
     s.add_argument("instance", nargs="?", help="a TSPLIB .tsp or CVRPLIB .vrp file (needs vrplib)")
-    s.add_argument("--problem", choices=["tsp", "cvrp", "ovrp"], help="problem type (default cvrp)")
+    s.add_argument("--problem", choices=sorted(PROBLEM_KINDS), help="problem type (default cvrp)")
     s.add_argument("--size", type=int, default=100, help="size of the generated instance")
     s.add_argument("--instance-seed", type=int, default=0, help="seed of the generated instance")
     s.add_argument("--rounding", choices=["nint", "exact"], default="nint",

@@ -25,7 +25,7 @@ from typing import Any, Literal, Mapping
 import numpy as np
 
 from glns.exceptions import InvalidInstanceError
-from glns.problems import CVRP, OVRP, TSP, Problem, euclidean_distances
+from glns.problems import CVRP, OVRP, PROBLEM_KINDS, TSP, Problem, euclidean_distances
 from glns.solution_files import write_solution
 
 __all__ = [
@@ -44,7 +44,7 @@ __all__ = [
     "best_known",
 ]
 
-PROBLEMS = ("tsp", "cvrp", "ovrp")
+PROBLEMS = tuple(PROBLEM_KINDS)
 SPLITS = ("train", "validation", "test")
 PAPER_SEED = 1234
 PAPER_CAPACITY = 50

@@ -19,6 +19,7 @@ from typing import Any
 from glns.benchmark import paper, report, suites
 from glns.benchmark.runner import Settings, run_benchmark
 from glns.benchmark.solvers import BASELINE_NAMES, GLNS_SOLVERS, SolverSpec, parse_solver
+from glns.problems import PROBLEM_KINDS
 
 QUICK = {"instances": 4, "sizes": [10, 20], "iterations": 100, "time_limit": 1.0, "max_nodes": 60}
 DEFAULT_SOLVERS = {"synthetic": ["default", "paper"], "library": ["default", "paper"],
@@ -104,7 +105,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
         args.time_limit = args.time_limit or QUICK["time_limit"]
         args.max_nodes = args.max_nodes or QUICK["max_nodes"]
     args.sizes = args.sizes or list(suites.SYNTHETIC_SIZES)
-    args.problems = args.problems or (["tsp", "cvrp"] if args.suite == "paper" else ["tsp", "cvrp", "ovrp"])
+    args.problems = args.problems or (["tsp", "cvrp"] if args.suite == "paper" else list(PROBLEM_KINDS))
     settings = Settings(iterations=args.iterations or 500, time_limit=args.time_limit or 5.0,
                         lkh_runs=args.lkh_runs, glns_time_limit=args.glns_time_limit, seed=args.seed, workers=args.workers,
                         task_timeout=args.task_timeout)
@@ -171,7 +172,7 @@ def add_bench_parser(sub: argparse._SubParsersAction) -> None:
                    help="default, paper, standard, module:PATH, population:PATH, ortools, pyvrp, lkh, "
                         "alns, 'baselines' (all installed) or 'all' (default: default paper; "
                         "paper suite: default paper standard baselines)")
-    b.add_argument("--problems", nargs="+", choices=["tsp", "cvrp", "ovrp"])
+    b.add_argument("--problems", nargs="+", choices=list(PROBLEM_KINDS))
     b.add_argument("--sizes", type=int, nargs="+", help="synthetic sizes (default 10 20 50 100 200)")
     b.add_argument("--instances", type=int, help="first N instances per size / files per set (default all)")
     b.add_argument("--iterations", type=int, help="iterations per run of glns and alns (default 500)")

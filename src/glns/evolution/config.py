@@ -9,6 +9,7 @@ from typing import Any, Mapping
 
 from glns.checks import check_seed
 from glns.params import SIGMA_AGGRESSIVE, SIGMA_FLAT, SIGMA_PAPER, SolveParams
+from glns.problems import PROBLEM_KINDS
 from glns.sandbox.check_types import CheckConfig
 
 __all__ = ["EvolutionConfig", "SIGMA_PRESETS", "DEFAULT_MIX"]
@@ -83,7 +84,7 @@ class EvolutionConfig:
     check: CheckConfig = field(default_factory=CheckConfig)
 
     def __post_init__(self) -> None:
-        if self.problem not in ("tsp", "cvrp", "ovrp"):
+        if self.problem not in PROBLEM_KINDS:
             raise ValueError(f"problem must be tsp, cvrp or ovrp, got {self.problem!r}")
         for name in ("generations", "population", "episodes_per_cycle", "train_count", "iterations",
                      "validation_count", "validation_iterations", "validation_pairs", "max_attempts"):

@@ -25,11 +25,12 @@ from typing import Any, Mapping, Sequence
 
 from glns.evolution.population import Member
 from glns.evolution.rundir import atomic_write
+from glns.problems import PROBLEM_KINDS
 from glns.version import __version__
 
 __all__ = ["module_text", "export_module", "load_module", "string_literal", "atomic_write"]
 
-_PROBLEMS = ("tsp", "cvrp", "ovrp")
+_PROBLEMS = tuple(PROBLEM_KINDS)
 #: meta keys shown first in the docstring, with their labels
 _LABELS = {"problem": "Problem", "run_dir": "Run directory", "seed": "Seed", "cycle": "Cycle",
            "episodes": "Episodes", "best_score": "Validation score of the best pair",

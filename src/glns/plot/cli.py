@@ -16,6 +16,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from glns.problems import PROBLEM_KINDS
+
 __all__ = ["add_plot_parser"]
 
 
@@ -123,7 +125,7 @@ def add_plot_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
     r.add_argument("--file", metavar="INSTANCE", help="a TSPLIB .tsp or CVRPLIB .vrp file to solve and draw")
     r.add_argument("--rounding", choices=["nint", "exact"], default="nint",
                    help="distances of --file: TSPLIB nint (default) or raw floats")
-    r.add_argument("--problem", choices=["tsp", "cvrp", "ovrp"], help="read --file as this problem")
+    r.add_argument("--problem", choices=list(PROBLEM_KINDS), help="read --file as this problem")
     r.add_argument("--iterations", type=int, default=1000, help="iterations for --file (default 1000)")
     r.add_argument("--seed", type=int, default=0, help="solver seed for --file")
     _output(r)
