@@ -269,6 +269,24 @@ def test_make_executor_and_run_seed_are_shared():
         make_executor("serial", memory_mb=256)
 
 
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "2", float("nan"), float("inf"), [2]])
+def test_every_api_checks_the_worker_count_with_one_rule(bad):
+    from glns.benchmark.runner import Settings
+    from glns.evolution import EvolutionConfig
+    from glns.executors import RayExecutor, check_workers
+
+    insts = [datasets.generate_cvrp(8, 1)]
+    takers = [check_workers, WorkerPool, lambda w: make_executor("process", w),
+              lambda w: make_executor("serial", w), lambda w: RayExecutor(workers=w),
+              lambda w: solve_many(insts, workers=w), lambda w: Settings(workers=w),
+              lambda w: EvolutionConfig(workers=w)]
+    for take in takers:   # the same message everywhere, before any worker (or Ray) starts
+        with pytest.raises(ValueError) as info:
+            take(bad)
+        assert str(info.value) == f"workers must be a positive integer or None, got {bad!r}"
+    assert check_workers(None) is None and check_workers(3) == 3 and check_workers(np.int64(2)) == 2
+
+
 def test_ray_missing_gives_an_install_hint(monkeypatch):
     monkeypatch.setitem(sys.modules, "ray", None)
     with pytest.raises(ImportError, match=r"pip install 'glns\[distributed\]'"):

@@ -298,7 +298,7 @@ def test_paper_preset_values():
     assert (p.temperature.t0, p.temperature.alpha) == (100.0, 0.97)
     assert p.scores == SIGMA_PAPER == (1.5, 1.2, 0.8, 0.1)
     assert p.destroy_fraction == 0.2 and p.decay == 0.5 and p.adaptive is True
-    assert p.op_timeout is None
+    assert p.op_timeout == SolveParams().op_timeout   # the safe default limit, as everywhere
     q = SolveParams.paper(adaptive=False, scores=SIGMA_FLAT)
     assert q.adaptive is False and q.scores == (1.0, 1.0, 1.0, 0.1)
     assert q.temperature == FixedTemperature(100.0, 0.97)

@@ -31,12 +31,21 @@ def _check_out(path: str, problem: glns.Problem) -> None:
         raise ValueError(f"--out {path}: the folder {folder} does not exist")
 
 
+def _operator_argument(values: list[str] | None) -> str | list[str] | None:
+    """--destroy / --repair values as glns.solve takes them: one value alone, so that an
+    exported operator module's path stands for the whole module."""
+    if values is None or len(values) != 1:
+        return values
+    return values[0]
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
     problem = _instance(args)
     if args.out:
         _check_out(args.out, problem)
     params = glns.SolveParams.paper() if args.paper else glns.SolveParams()
-    result = glns.solve(problem, args.destroy, args.repair, iterations=args.iterations,
+    result = glns.solve(problem, _operator_argument(args.destroy), _operator_argument(args.repair),
+                        iterations=args.iterations,
                         time_limit=args.time_limit, seed=args.seed, params=params)
     out = glns.write_solution(args.out, result, problem) if args.out else None
     if args.json:
@@ -206,7 +215,7 @@ def _add_evolve_parser(sub: argparse._SubParsersAction) -> None:
     pop.add_argument("--native-seeds", action="store_true", help="run the seed operators natively")
     pop.add_argument("--max-attempts", type=int, help="LLM answers per requested operator (3)")
     pop.add_argument("--op-timeout", type=float, help="seconds per operator call (1.0)")
-    abl = e.add_argument_group("ablations (SPEC §4)")
+    abl = e.add_argument_group("ablations (docs/method.md)")
     abl.add_argument("--no-mutation", action="store_true")
     abl.add_argument("--no-homogeneous-crossover", action="store_true")
     abl.add_argument("--no-joint-crossover", action="store_true", help="evolve the populations independently")
@@ -227,8 +236,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--instance-seed", type=int, default=0, help="seed of the generated instance")
     s.add_argument("--rounding", choices=["nint", "exact"], default="nint",
                    help="distances of benchmark files: TSPLIB nint (default) or raw floats")
-    s.add_argument("--destroy", nargs="+", default=None, help="native destroy operator names")
-    s.add_argument("--repair", nargs="+", default=None, help="native repair operator names")
+    s.add_argument("--destroy", nargs="+", default=None, metavar="OP",
+                   help="destroy operators: native names, FILE.py:FUNCTION, PACKAGE.MODULE:FUNCTION; "
+                        "or one exported operator module FILE.py (from glns evolve; no --repair), "
+                        "which runs its best pair")
+    s.add_argument("--repair", nargs="+", default=None, metavar="OP",
+                   help="repair operators: native names, FILE.py:FUNCTION, PACKAGE.MODULE:FUNCTION")
     s.add_argument("--iterations", type=int, default=None)
     s.add_argument("--time-limit", type=float, default=None, help="seconds")
     s.add_argument("--seed", type=int, default=0)

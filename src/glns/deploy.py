@@ -25,6 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from glns.exceptions import OperatorError
+from glns.operators import Operator
+from glns.operators.exported import Export, read_export
 from glns.policy import parse_source
 
 __all__ = ["OperatorReport", "compile_operator_file"]
@@ -45,18 +48,12 @@ class OperatorReport:
     reason: str
 
 
-def _operators(module: Any, problem: str) -> list[Any]:
-    from glns.operators import resolve
-    from glns.solve import module_operators
-
-    destroy, repair = list(module.DESTROY), list(module.REPAIR)
-    best = [getattr(module, "BEST_DESTROY", None), getattr(module, "BEST_REPAIR", None)]
-    seen: dict[int, Any] = {}
-    for kind, specs in (("destroy", destroy + best[:1]), ("repair", repair + best[1:])):
-        for spec in specs:
-            if spec is not None and id(spec) not in seen:
-                seen[id(spec)] = resolve(spec, kind)
-    module_operators(module, None, problem)  # the same checks glns.solve makes
+def _operators(export: Export) -> list[Operator]:
+    """Every operator of the export once: the populations, then a best pair no longer in them."""
+    best = export.best or ()
+    seen: dict[int, Operator] = {}
+    for op in (*export.destroy, *best[:1], *export.repair, *best[1:]):
+        seen.setdefault(id(op), op)
     return list(seen.values())
 
 
@@ -77,24 +74,23 @@ def compile_operator_file(path: str | Path, out_dir: str | Path, *, timeout: flo
     operator module; operators that do not compile are reported, not raised.
     """
     from glns import compiler
-    from glns.evolution.export import load_module
     from glns.operators.accelerate import compilable_source
     from glns.operators.probe import Form, negotiate, probe_problem
 
     path, out = Path(path), Path(out_dir)
-    module = load_module(path)
-    missing = [a for a in ("PROBLEM", "DESTROY", "REPAIR") if not hasattr(module, a)]
-    if missing:
-        raise ValueError(f"{path} is not an operator module: it has no {', '.join(missing)} "
-                         "(an evolution export, or a file defining PROBLEM, DESTROY and REPAIR)")
-    problem = str(module.PROBLEM).lower()
+    try:
+        export = read_export(path)
+    except OperatorError as exc:
+        raise OperatorError(f"{path} is not an operator module glns compile can use (an evolution "
+                            f"export, or a file defining PROBLEM, DESTROY and REPAIR): {exc}") from None
+    problem = export.problem
     probe = probe_problem(problem)
     cache = out / COMPILED_DIR
     cache.mkdir(parents=True, exist_ok=True)
     reports = []
     saved = (random.getstate(), np.random.get_state())
     try:
-        for op in _operators(module, problem):
+        for op in _operators(export):
             if op.is_native:
                 reports.append(OperatorReport(op.name, op.kind, "native", 0.0, "native", None, ""))
                 continue

@@ -1,4 +1,4 @@
-"""Parameters of the adaptive LNS loop (SPEC §2) and their presets."""
+"""Parameters of the adaptive LNS loop (docs/method.md) and their presets."""
 
 from __future__ import annotations
 
@@ -76,7 +76,11 @@ class SolveParams:
     scores: (sigma1, sigma2, sigma3, sigma4) for new best, better, accepted, rejected/failed.
     temperature: FixedTemperature (paper) or AutoTemperature (default, scale-aware).
     adaptive: False selects operators uniformly ("no adaptive weights" ablation).
-    op_timeout: seconds a Python operator call may take (None: no limit; main thread only).
+    op_timeout: seconds a Python operator call may take; a call past it fails (σ4) and the run
+        goes on. Default 60: generous (the slowest plain-Python library operator, regret-2,
+        takes about 23 s a call on n=1000 with the paper's preset; typical operators well
+        under 1 s) but bounded, so an operator that never returns cannot hang a run. Any
+        thread (docs/operator-contract.md, "Time limits"); None: no limit.
     views: the form of ``problem_data`` a Python operator gets (docs/fast-operators.md):
         "auto" (default) negotiates per operator by probe calls: plain-Python tuples when every
         probe gives exactly the numpy output and it is faster, else read-only numpy arrays;
@@ -96,7 +100,7 @@ class SolveParams:
     scores: tuple[float, float, float, float] = SIGMA_PAPER
     temperature: Temperature = field(default_factory=AutoTemperature)
     adaptive: bool = True
-    op_timeout: float | None = None
+    op_timeout: float | None = 60.0
     views: str = "auto"
     compile: str = "auto"
 

@@ -1,9 +1,9 @@
 """A static policy check of generated operator code, before it runs anywhere.
 
-The operator contract (SPEC §3, and the task description every prompt carries) allows a few
-modules and no I/O. Code that imports anything else (``os``, ``subprocess``, ``socket`` ...)
-or reaches for the interpreter's escape hatches (``__import__``, ``eval``, ``open``,
-``__subclasses__`` ...) breaks that contract and is rejected with the offending line.
+The operator contract (docs/operator-contract.md, and the task description every prompt carries)
+allows a few modules and no I/O. Code that imports anything else (``os``, ``subprocess``,
+``socket`` ...) or reaches for the interpreter's escape hatches (``__import__``, ``eval``,
+``open``, ``__subclasses__`` ...) breaks that contract and is rejected with the offending line.
 
 This is a filter for code that does not follow the rules, not a security boundary: the
 process sandbox (separate worker processes with time and memory limits) is what contains

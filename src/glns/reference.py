@@ -1,4 +1,4 @@
-"""Plain-Python reference of the adaptive LNS loop (SPEC §2), written the way the paper's
+"""Plain-Python reference of the adaptive LNS loop (docs/method.md), written the way the paper's
 evaluator is: deep copies of Python lists and operators that take a random stream.
 
 It consumes the same :class:`glns.rng.SplitMix64` stream as the native loop, in the same order,
@@ -61,7 +61,8 @@ def _shuffled_nodes(problem: Problem, rng: SplitMix64) -> list[int]:
 
 
 def random_solution(problem: Problem, rng: SplitMix64) -> Any:
-    """SPEC §2.1: a random permutation, cut greedily by capacity for VRP (as the core does)."""
+    """The initial solution (docs/method.md): a random permutation, cut greedily by capacity
+    for VRP (as the core does)."""
     order = _shuffled_nodes(problem, rng)
     if not problem.capacitated:
         return order

@@ -40,7 +40,7 @@ class Result:
 
     solution: best solution in the operator format (TSP: list of cities; VRP: list of routes).
     cost: its objective. best_curve / current_curve: cost after each iteration.
-    iteration_seconds: wall time of each iteration. synergy: S[d, r] (SPEC §2.4).
+    iteration_seconds: wall time of each iteration. synergy: S[d, r] (docs/method.md).
     """
 
     problem_kind: str

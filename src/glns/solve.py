@@ -4,13 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import random
-import types
-from typing import Any, Iterable, Sequence
+from typing import Any, Iterable
 
 import numpy as np
 
 from glns import operators as _ops
-from glns.exceptions import OperatorError
+from glns.operators.arguments import parse_arguments
 from glns.operators.bridge import alarm_installed
 from glns.params import SolveParams
 from glns.problems import Problem
@@ -27,17 +26,6 @@ DEFAULT_REPAIR = (_ops.native("blink_insertion", order=4, local_search=1),
                   _ops.native("regret_insertion", k=2, local_search=1))
 #: iteration budget when neither iterations nor time_limit nor no_improvement is given
 DEFAULT_ITERATIONS = 5000
-
-
-def _as_list(spec: Any, default: Sequence[str], kind: str) -> list[Any]:
-    if spec is None:
-        return list(default)
-    if isinstance(spec, (str, _ops.Operator)) or callable(spec):
-        return [spec]
-    try:
-        return list(spec)
-    except TypeError:
-        raise OperatorError(f"cannot use {spec!r} as a {kind} operator") from None
 
 
 def stop_settings(iterations: Any, time_limit: Any, no_improvement: Any) -> dict[str, Any]:
@@ -58,42 +46,6 @@ def stop_settings(iterations: Any, time_limit: Any, no_improvement: Any) -> dict
     return out
 
 
-def refuse_module_as_repair(repair: Any) -> None:
-    """An exported operator module goes alone in the destroy argument, never as repair."""
-    if isinstance(repair, types.ModuleType):
-        raise OperatorError(f"module {repair.__name__!r} passed as repair: pass an exported operator "
-                            "module as the destroy argument, alone")
-
-
-def module_operators(module: types.ModuleType, repair: Any, problem_kind: str) -> tuple[list, list]:
-    """The (destroy, repair) operator lists an exported G-LNS module stands for.
-
-    The module (see ``glns.evolution.export``) must define PROBLEM, DESTROY and REPAIR; its best
-    pair BEST_DESTROY/BEST_REPAIR is used when both are set, else the populations. Raises
-    OperatorError when `repair` is given too, when an attribute is missing, or when PROBLEM is
-    not `problem_kind` (operators are only used on the kind of problem they were evolved for).
-    """
-    name = getattr(module, "__name__", "?")
-    if repair is not None:
-        raise OperatorError(f"module {name!r} passed with an explicit repair argument: pass the "
-                            "module alone (runs its best pair) or module.DESTROY, module.REPAIR")
-    missing = [a for a in ("PROBLEM", "DESTROY", "REPAIR") if not hasattr(module, a)]
-    if missing:
-        raise OperatorError(f"module {name!r} is not an exported G-LNS operator module: it has no "
-                            f"{', '.join(missing)} (write one with glns.evolution.export.export_module)")
-    evolved_for = str(module.PROBLEM).lower()
-    if evolved_for != problem_kind:
-        raise OperatorError(f"operators evolved for {evolved_for.upper()} used on a {problem_kind.upper()} "
-                            f"(module {name!r}); a module only runs on the problem kind it was evolved for")
-    best_d, best_r = getattr(module, "BEST_DESTROY", None), getattr(module, "BEST_REPAIR", None)
-    if (best_d is None) != (best_r is None):
-        raise OperatorError(f"module {name!r} has an incomplete best pair: BEST_DESTROY is {best_d!r}, "
-                            f"BEST_REPAIR is {best_r!r}")
-    if best_d is not None:
-        return [best_d], [best_r]
-    return list(module.DESTROY), list(module.REPAIR)
-
-
 def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
           iterations: int | None = None, time_limit: float | None = None,
           no_improvement: int | None = None, seed: int = 0,
@@ -102,15 +54,18 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
 
     destroy, repair: one operator or a list; each a native name ("random_removal",
         "worst_removal", "greedy_insertion"), an :class:`glns.operators.Operator`, a Python
-        callable with the signature of SPEC §3, or operator source code. Default: the tuned
-        native portfolio ``DEFAULT_DESTROY`` / ``DEFAULT_REPAIR`` (string removal; blink and
-        regret-2 insertion with local search). The paper's seeds are "random_removal",
-        "worst_removal" and "greedy_insertion"; see ``glns.operators.NATIVE_OPERATORS`` for all.
-        destroy may also be a module exported by a G-LNS run (``glns.evolution.export``), with
-        repair left None: its best pair runs (its populations when it has no best pair). It
-        must have been evolved for this problem's kind (TSP, CVRP and OVRP operators are never
-        mixed); any mismatch raises OperatorError. ``solve(problem, module.DESTROY,
-        module.REPAIR)`` runs its final populations.
+        callable (docs/operator-contract.md), operator source code, a
+        :class:`glns.operators.PythonSource`, an import path ``"package.module:function"`` or
+        ``"path/to/file.py:function"`` (all parsed by :func:`glns.operators.spec.parse`).
+        Default: the tuned native portfolio ``DEFAULT_DESTROY`` / ``DEFAULT_REPAIR`` (string
+        removal; blink and regret-2 insertion with local search). The paper's seeds are
+        "random_removal", "worst_removal" and "greedy_insertion"; see
+        ``glns.operators.NATIVE_OPERATORS`` for all. destroy may also be a module exported by a
+        G-LNS run (``glns.evolution.export``), or the path of its file, with repair left None:
+        its best pair runs (its populations when it has no best pair). It must have been
+        evolved for this problem's kind (TSP, CVRP and OVRP operators are never mixed); any
+        mismatch raises OperatorError. ``solve(problem, module.DESTROY, module.REPAIR)`` runs
+        its final populations.
     iterations, time_limit (seconds), no_improvement (iterations without a new best): stop at
         the first one reached; with none given, ``DEFAULT_ITERATIONS``.
     seed: the same seed gives the same result, Python operators included (their `random` and
@@ -118,7 +73,7 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
         to the caller's state afterwards).
     params: :class:`SolveParams` (default: scale-aware annealing); ``SolveParams.paper()`` for
         the paper's preset.
-    initial_solution: a feasible solution to start from (default: random, SPEC §2.1).
+    initial_solution: a feasible solution to start from (default: a random one, docs/method.md).
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a glns TSP, CVRP or OVRP instance, got {type(problem).__name__}")
@@ -132,13 +87,8 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
     if int(seed) != seed or not 0 <= seed < 2**64:
         raise ValueError(f"seed must be a non-negative integer, got {seed} (largest: 2**64 - 1)")
 
-    refuse_module_as_repair(repair)
-    if isinstance(destroy, types.ModuleType):
-        destroy, repair = module_operators(destroy, repair, problem.kind)
-    destroy_ops = [_ops.resolve(s, "destroy") for s in _as_list(destroy, DEFAULT_DESTROY, "destroy")]
-    repair_ops = [_ops.resolve(s, "repair") for s in _as_list(repair, DEFAULT_REPAIR, "repair")]
-    if not destroy_ops or not repair_ops:
-        raise ValueError("give at least one destroy and one repair operator")
+    destroy_ops, repair_ops = parse_arguments(destroy, repair, problem.kind,
+                                              defaults=(DEFAULT_DESTROY, DEFAULT_REPAIR))
     uses_python = not all(op.is_native for op in destroy_ops + repair_ops)
     # binding a Python operator may run probe calls (glns.operators.accelerate): they seed the
     # global random streams, so the caller's state is saved before and restored after it all

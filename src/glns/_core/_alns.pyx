@@ -1,4 +1,4 @@
-# The adaptive LNS loop of SPEC §2: roulette-wheel operator choice, simulated annealing,
+# The adaptive LNS loop (docs/method.md): roulette-wheel operator choice, simulated annealing,
 # sigma outcome classes, lambda weight update, fitness F, synergy S, per-iteration cooling.
 #
 # Native operators run with the GIL released; the GIL is taken only around Python operators.
@@ -283,7 +283,7 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops, dict
     cdef double t_start = now()
     cdef double T, T0, T_end, alpha
     cdef bint time_schedule = False
-    # Initial solution (SPEC §2.1), or a warm start given by the caller.
+    # Initial solution (docs/method.md), or a warm start given by the caller.
     cdef int unused = 0
     if initial is None:
         sol_random_init(&run.cur, c, &rng)

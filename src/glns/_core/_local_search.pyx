@@ -526,9 +526,9 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
 def local_search_py(CoreInstance inst not None, routes, touched=None, bint return_cost=False):
     """Run the native local search on a copy of a complete solution (for tests and benchmarks).
 
-    routes: a feasible solution in the format of SPEC §1; touched: the nodes to start from
-    (None: all nodes, and the result is a local optimum). Returns the improved solution, or
-    (solution, the cost the search left in Sol.cost) when return_cost.
+    routes: a feasible solution in the format of docs/operator-contract.md; touched: the nodes
+    to start from (None: all nodes, and the result is a local optimum). Returns the improved
+    solution, or (solution, the cost the search left in Sol.cost) when return_cost.
     """
     cdef Solution sol = Solution(inst)
     sol.load(routes)

@@ -229,7 +229,8 @@ cdef double new_route_cost(const Inst *inst, int v) noexcept nogil:
 
 
 cdef int sol_random_init(Sol *s, const Inst *inst, uint64_t *rng) except -1 nogil:
-    """SPEC §2.1: a random permutation; for VRP cut greedily into capacity-feasible routes."""
+    """The initial solution (docs/method.md): a random permutation; for VRP cut greedily into
+    capacity-feasible routes."""
     cdef int m = inst.n - inst.first
     cdef int *order = <int *> malloc(max(m, 1) * sizeof(int))
     if order == NULL:
@@ -261,7 +262,7 @@ cdef int sol_random_init(Sol *s, const Inst *inst, uint64_t *rng) except -1 nogi
 
 
 cdef object sol_to_py(const Sol *s, const Inst *inst):
-    """The solution in the operator format of SPEC §1 (fresh Python lists)."""
+    """The solution in the operator format (docs/operator-contract.md; fresh Python lists)."""
     cdef int r, i
     cdef const int *row
     if inst.kind == KIND_TSP:

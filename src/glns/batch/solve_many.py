@@ -19,21 +19,24 @@ Decisions:
 from __future__ import annotations
 
 import contextlib
+import logging
 import sys
 import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
-from glns.batch.executors import BACKENDS, Executor, make_executor
+from glns.exceptions import GlnsError
+from glns.executors import BACKENDS, Executor, TaskResult, check_workers, make_executor
 from glns.params import SolveParams
 from glns.problems import Problem
 from glns.result import Result
 from glns.rng import run_seed
 from glns.solve import stop_settings
-from glns.sandbox.evaluation import _failure_message, _operator_wires, _solve_tasks, solve_task
-from glns.sandbox.pool import TaskResult
+from glns.sandbox.evaluation import failure_message, operator_wires, solve_task, solve_tasks
 
 __all__ = ["solve_many", "TaskFailure", "BatchError", "RETRYABLE", "NO_DEADLINE"]
+
+logger = logging.getLogger(__name__)
 
 #: statuses worth another attempt: the worker died, the task itself may be fine
 RETRYABLE = ("died",)
@@ -61,7 +64,7 @@ class TaskFailure:
         return False
 
 
-class BatchError(RuntimeError):
+class BatchError(GlnsError, RuntimeError):
     """Some tasks of a completed batch failed. failures: the :class:`TaskFailure` list;
     results: one entry per instance, the :class:`glns.Result` or its TaskFailure."""
 
@@ -100,10 +103,11 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
     """Solve every instance with ``glns.solve`` in parallel; results in input order.
 
     instances: TSP, CVRP and OVRP instances (kinds may be mixed). destroy, repair: as in
-        ``glns.solve`` -- one operator or a list, each a native name, an Operator (native, from
-        source, or of a module-level function), source code, a
-        :class:`glns.sandbox.PythonSource`, an import path ``"package.module:function"``, or a
-        module-level function; or destroy = a module exported by a G-LNS run (repair None).
+        ``glns.solve`` (parsed by :func:`glns.operators.spec.parse`) -- one operator or a list,
+        each a native name, an Operator (native, from source, or of a module-level function),
+        source code, a :class:`glns.operators.PythonSource`, an import path
+        ``"package.module:function"`` or ``"path/to/file.py:function"``, or a module-level
+        function; or destroy = a module exported by a G-LNS run, or its path (repair None).
         Lambdas and functions defined in ``__main__`` cannot reach a worker: pass their source.
     iterations, time_limit, no_improvement, params: as in ``glns.solve``, for every run.
     seed: the master seed; instance i runs with ``glns.rng.run_seed(seed, i)``, so the results
@@ -135,6 +139,7 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
             raise TypeError(f"instances[{i}] is a {type(p).__name__}, not a glns TSP, CVRP or OVRP instance")
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
+    workers = check_workers(workers)
     if errors not in ("raise", "return"):
         raise ValueError(f"errors must be 'raise' or 'return', got {errors!r}")
     if isinstance(retries, bool) or int(retries) != retries or retries < 0:
@@ -151,9 +156,9 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
         raise TypeError(f"params must be SolveParams, got {type(params).__name__}")
     if executor is not None and (backend != "process" or workers is not None or address is not None):
         raise ValueError("pass either an executor or backend/workers/address, not both")
-    wires = _operator_wires(destroy, repair, {p.kind for p in instances})
+    wires = operator_wires(destroy, repair, {p.kind for p in instances})
     seeds = [run_seed(seed, i) for i in range(len(instances))]
-    tasks = _solve_tasks(instances, seeds, wires, iterations, params, time_limit, no_improvement)
+    tasks = solve_tasks(instances, seeds, wires, iterations, params, time_limit, no_improvement)
     deadline = task_timeout or NO_DEADLINE
     report = _ProgressLine(len(tasks)) if progress is True else (progress or None)
     final: list[TaskResult | None] = [None] * len(tasks)
@@ -181,6 +186,10 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
             for i, res in zip(pending, answers):
                 final[i] = res
             pending = [i for i in pending if final[i].status in RETRYABLE]   # type: ignore[union-attr]
+            if pending and not last:
+                logger.warning("solve_many: %d task(s) lost their worker (first: instance %d, %s); "
+                               "running them again", len(pending), pending[0],
+                               final[pending[0]].message)  # type: ignore[union-attr]
 
     out: list[Any] = []
     failures = []
@@ -190,7 +199,7 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
             res.value.extra.update(task_seconds=res.seconds, attempts=attempts[i])
             out.append(res.value)
         else:
-            failures.append(TaskFailure(i, seeds[i], res.status, _failure_message(res, deadline),
+            failures.append(TaskFailure(i, seeds[i], res.status, failure_message(res, deadline),
                                         attempts[i]))
             out.append(failures[-1])
     if failures and errors == "raise":

@@ -1,10 +1,11 @@
-"""The paper's published figures (SPEC §5 and the paper's appendix), shown beside ours."""
+"""The paper's published figures (its main table and appendix), shown beside ours
+(docs/benchmarks.md)."""
 
 from __future__ import annotations
 
 SIZES = (10, 20, 50, 100, 200)
 
-#: problem -> row label -> mean objective over the 64 test instances per size (SPEC §5)
+#: problem -> row label -> mean objective over the 64 test instances per size (the main table)
 MAIN_TABLE: dict[str, dict[str, tuple[float, ...]]] = {
     "tsp": {"paper: LKH-3": (2.833, 3.825, 5.717, 7.813, 10.665),
             "paper: G-LNS, 500 it.": (2.833, 3.826, 5.738, 7.899, 10.805),

@@ -17,7 +17,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
-from glns.sandbox.pool import usable_cores
+from glns.executors import usable_cores
 from glns.version import __version__
 
 __all__ = ["FORMAT", "summarise", "markdown_tables", "csv_text", "environment", "write_outputs",

@@ -29,6 +29,7 @@ from glns.batch import make_executor, solve_many
 from glns.batch.solve_many import TaskFailure
 from glns.benchmark.solvers import SolverSpec
 from glns.benchmark.suites import Group
+from glns.executors import check_workers
 from glns.problems import Problem
 from glns.result import Result
 from glns.rng import run_seed
@@ -59,6 +60,9 @@ class Settings:
     seed: int = 0
     workers: int | None = None
     task_timeout: float | None = None
+
+    def __post_init__(self) -> None:
+        check_workers(self.workers)   # before any instance is loaded or solver started
 
     def budget_of(self, spec: SolverSpec) -> dict[str, Any]:
         """The budget arguments of one run of ``spec``."""

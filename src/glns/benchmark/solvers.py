@@ -7,10 +7,11 @@ glns configurations (run with :func:`glns.solve_many`, every instance with its o
   paper's parameter preset -- G-LNS before any evolution.
 - ``standard``: the paper's "standard ALNS" (random, worst and related removal; greedy, regret-2
   and regret-3 insertion), native, paper preset.
-- ``module:PATH``: the operators of a Python file: a G-LNS export (its best pair, or its
+- ``module:PATH``: the operators of a Python file (read by
+  :func:`glns.operators.exported.read_export`): a G-LNS export (its best pair, or its
   populations if it has none) or any module defining DESTROY and REPAIR (one operator or a list
-  each: native names, source code, or functions of that file). ``population:PATH``: a G-LNS
-  export's final populations.
+  each: native names, source code, or functions of that file), and optionally PROBLEMS.
+  ``population:PATH``: a G-LNS export's final populations.
 
 Baselines (``ortools``, ``pyvrp``, ``lkh``, ``alns``): :mod:`glns.benchmark.baselines`, optional
 extra ``bench``.
@@ -18,14 +19,12 @@ extra ``bench``.
 
 from __future__ import annotations
 
-import inspect
-import types
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from glns.operators.exported import read_export
 from glns.params import SolveParams
-from glns.sandbox.evaluation import PythonSource
 
 __all__ = ["SolverSpec", "parse_solver", "GLNS_SOLVERS", "BASELINE_NAMES"]
 
@@ -72,35 +71,17 @@ GLNS_SOLVERS = {
 
 
 def _module_operators(path: Path, population: bool) -> tuple[Any, Any, tuple[str, ...] | None, str]:
-    from glns.evolution import load_module
-
-    module = load_module(path)
-    if hasattr(module, "PROBLEM"):           # a G-LNS export
-        kind = str(module.PROBLEM).lower()
+    """(destroy, repair, problem kinds or None, what runs) of the operator module at `path`."""
+    export = read_export(path, load=False, plain=True)
+    if export.problem is not None:           # a G-LNS export
         if population:
-            return list(module.DESTROY), list(module.REPAIR), (kind,), "populations"
-        return module, None, (kind,), "best pair" if getattr(module, "BEST_DESTROY", None) else "populations"
+            return list(export.destroy), list(export.repair), (export.problem,), "populations"
+        destroy, repair = export.pair()
+        return destroy, repair, (export.problem,), "best pair" if export.best else "populations"
     if population:
         raise ValueError(f"population:{path} needs a G-LNS export (with PROBLEM, DESTROY, REPAIR); "
                          "use module:PATH for other operator modules")
-    missing = [a for a in ("DESTROY", "REPAIR") if not hasattr(module, a)]
-    if missing:
-        raise ValueError(f"{path} defines no {' or '.join(missing)}: an operator module needs DESTROY "
-                         "and REPAIR (one operator or a list each), or is a G-LNS export")
-    source = path.read_text(encoding="utf-8")
-    problems = getattr(module, "PROBLEMS", None)
-    return (_portable(module.DESTROY, source, module), _portable(module.REPAIR, source, module),
-            tuple(problems) if problems else None, "DESTROY/REPAIR")
-
-
-def _portable(spec: Any, source: str, module: types.ModuleType) -> Any:
-    """Functions of a file loaded by path cannot be imported by name in a worker: send the
-    whole file's source with the function's name instead (compiled there)."""
-    if isinstance(spec, (list, tuple)):
-        return [_portable(s, source, module) for s in spec]
-    if inspect.isfunction(spec) and getattr(module, spec.__name__, None) is spec:
-        return PythonSource(source, function=spec.__name__, name=spec.__name__)
-    return spec
+    return list(export.destroy), list(export.repair), export.problems, "DESTROY/REPAIR"
 
 
 def parse_solver(name: str) -> SolverSpec:

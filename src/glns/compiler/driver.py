@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import shutil
 import signal
@@ -18,6 +19,8 @@ from glns.compiler.screen import compile_violation
 from glns.compiler.transform import RUNTIME_MODULE, RUNTIME_PXD, transform
 
 __all__ = ["CompileOutcome", "compile_source", "lookup", "add_search_dir"]
+
+logger = logging.getLogger(__name__)
 
 #: statuses whose outcome has a module file
 _OK = ("compiled", "cached")
@@ -101,9 +104,11 @@ def compile_source(source: str, *, timeout: float = 120.0,
     key = _cache.cache_key(source, signal_checks=signal_checks)
 
     def outcome(status: str, path: Path | None = None, reason: str | None = None) -> CompileOutcome:
-        return CompileOutcome(status, key, str(path) if path else None,
-                              _cache.module_name(key) if path else None, reason,
-                              time.perf_counter() - started)
+        result = CompileOutcome(status, key, str(path) if path else None,
+                                _cache.module_name(key) if path else None, reason,
+                                time.perf_counter() - started)
+        _log_outcome(result)
+        return result
 
     why = compile_violation(source)
     if why is not None:
@@ -124,15 +129,31 @@ def compile_source(source: str, *, timeout: float = 120.0,
             found = _cache.lookup(root, key)  # built by the process we waited for
             if found is not None:
                 return outcome("cached", found)
-            _cache.discard(root, key)  # an invalid entry (truncated module, bad meta.json)
+            if _cache.discard(root, key):  # an invalid entry (truncated module, bad meta.json)
+                logger.warning("compiled-operator cache entry %s in %s was invalid (truncated "
+                               "module or bad meta.json): removed, rebuilding it", key[:16], root)
             remaining = max(timeout - (time.perf_counter() - started), 0.0)
             status, reason, path = _build_entry(root, key, source, signal_checks, remaining,
                                                 background, lock_fd, on_spawn)
     except OSError as exc:  # the cache directory cannot be written
+        logger.warning("compiled-operator cache %s cannot be used: %s", root, exc)
         return outcome("unavailable", reason=f"cache directory {root}: {exc}")
     if status == "timeout":
         reason = f"compiling took longer than {timeout:g} s"
     return outcome(status, path, reason)
+
+
+def _log_outcome(result: CompileOutcome) -> None:
+    """Log what a compile did. Builds are rare and slow, so each is logged; a failed one at
+    WARNING, since its operator then runs interpreted (slower, same results)."""
+    key = result.key[:16]
+    if result.status == "compiled":
+        logger.info("compiled operator %s in %.1f s", key, result.seconds)
+    elif result.status in ("failed", "timeout"):
+        logger.warning("compiling operator %s %s: %s; it runs interpreted", key,
+                       "timed out" if result.status == "timeout" else "failed", result.reason)
+    else:  # cached, rejected by the rules, or no toolchain: expected, and said in form_reason
+        logger.debug("operator %s not built (%s): %s", key, result.status, result.reason or "")
 
 
 def _build_entry(root: Path, key: str, source: str, signal_checks: bool,

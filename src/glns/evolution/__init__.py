@@ -1,4 +1,4 @@
-"""G-LNS: LLM co-evolution of destroy and repair operators (SPEC §4, paper §3).
+"""G-LNS: LLM co-evolution of destroy and repair operators (docs/method.md; the paper's section 3).
 
 >>> cfg = EvolutionConfig(problem="cvrp", generations=200)               # doctest: +SKIP
 >>> evo = Evolution.start("runs/cvrp", cfg, LLMConfig.load(model=..., base_url=...))

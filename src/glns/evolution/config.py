@@ -1,4 +1,4 @@
-"""Settings of a G-LNS evolution run (SPEC §4) and its ablation switches."""
+"""Settings of a G-LNS evolution run (docs/method.md) and its ablation switches."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from glns.checks import check_seed
+from glns.executors import check_workers
 from glns.params import SIGMA_AGGRESSIVE, SIGMA_FLAT, SIGMA_PAPER, SolveParams
 from glns.problems import PROBLEM_KINDS
 from glns.sandbox.check_types import CheckConfig
@@ -21,7 +22,7 @@ DEFAULT_MIX = {"mutation": 0.5, "homogeneous": 0.4, "joint": 0.1}
 
 @dataclass(frozen=True)
 class EvolutionConfig:
-    """What an evolution run does. Defaults follow the paper (SPEC §4).
+    """What an evolution run does. Defaults follow the paper (docs/method.md).
 
     problem: "tsp", "cvrp" or "ovrp". generations: G_max, the number of episodes.
     population: N, operators per population. prune: M, the worst dropped every cycle.
@@ -121,8 +122,7 @@ class EvolutionConfig:
                              "backend would run untrusted code in this process)")
         if self.address is not None and self.backend != "ray":
             raise ValueError("address is for the 'ray' backend only")
-        if self.workers is not None and self.workers < 1:
-            raise ValueError(f"workers must be >= 1, got {self.workers}")
+        check_workers(self.workers)
         if self.temperature is not None and not 0 <= self.temperature <= 2:
             raise ValueError(f"temperature must be in [0, 2], got {self.temperature}")
         object.__setattr__(self, "seed", check_seed(self.seed))

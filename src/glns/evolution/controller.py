@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import math
 import time
 from dataclasses import dataclass, field
@@ -43,6 +44,8 @@ from glns.sandbox import WorkerPool
 
 __all__ = ["Evolution", "EvolutionResult", "EvolutionAborted", "training_instances",
            "validation_instances", "run_seed"]
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -125,6 +128,7 @@ class Evolution:
             rd.close()
             raise
         rd.log("resumed", cycle=evo.state.cycle, episodes=evo.state.episodes, generations=cfg.generations)
+        logger.info("%s: resumed after cycle %d (%d episodes)", rd.path, evo.state.cycle, evo.state.episodes)
         return evo
 
     # ------------------------------------------------------------------ state
@@ -173,6 +177,7 @@ class Evolution:
     def _cycle(self, c: int, generator: Generator, refill: Refill, evaluation: Evaluation) -> None:
         cfg, st = self.cfg, self.state
         self.rundir.log("cycle_started", cycle=c)
+        logger.info("%s: cycle %d started", self.rundir.path, c)
         generator.known_sources = {source_key(m.source) for m in st.destroy + st.repair}
         if c == 1 or not st.destroy or not st.repair:
             refill.initialise(c)
@@ -201,9 +206,11 @@ class Evolution:
         self.rundir.log("cycle_finished", **{k: v for k, v in record.items() if k != "fitness"})
         self._checkpoint()
         best = f"{st.best['score']:.4f} ({st.best['destroy']}+{st.best['repair']})" if st.best else "-"
-        self.progress(f"cycle {c}/{cfg.cycles} done: episodes {st.episodes}/{cfg.generations}, "
-                      f"admitted {st.counters.admitted}, rejected {st.counters.rejected}, "
-                      f"LLM calls {st.counters.llm_calls}, best {best}, {self.elapsed():.0f} s")
+        line = (f"cycle {c}/{cfg.cycles} done: episodes {st.episodes}/{cfg.generations}, "
+                f"admitted {st.counters.admitted}, rejected {st.counters.rejected}, "
+                f"LLM calls {st.counters.llm_calls}, best {best}, {self.elapsed():.0f} s")
+        logger.info("%s: %s", self.rundir.path, line)
+        self.progress(line)
 
     # ------------------------------------------------------------------ outputs
     def _finish(self) -> EvolutionResult:

@@ -1,4 +1,4 @@
-"""Asking the LLM for an operator until one passes the pre-evaluation filter (SPEC §4).
+"""Asking the LLM for an operator until one passes the pre-evaluation filter (docs/method.md).
 
 One request is a conversation: the action's prompt, the answer, and, when the answer is
 rejected (no code block, duplicate of a population member, or a failed sandbox check), a
@@ -9,18 +9,22 @@ every verdict goes to the run's event log, rejected code included.
 from __future__ import annotations
 
 import hashlib
+import logging
 import random
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable
 
 from glns.evolution import prompts
+from glns.exceptions import GlnsError
 from glns.llm import AnswerParseError, LLMClient, LLMError, parse_answer, parse_joint_answer
 from glns.sandbox import CheckConfig, CheckRequest, WorkerPool, check_operators
 
 __all__ = ["Candidate", "Generator", "EvolutionAborted", "source_key"]
 
+logger = logging.getLogger(__name__)
 
-class EvolutionAborted(RuntimeError):
+
+class EvolutionAborted(GlnsError, RuntimeError):
     """The run cannot go on (e.g. the LLM endpoint keeps failing); the run directory holds the
     state after the last finished cycle and the run can be resumed."""
 
@@ -179,6 +183,8 @@ class Generator:
                     f"the LLM endpoint failed {self._failures_in_a_row} times in a row "
                     f"(last: {exc}); the run directory holds the last finished cycle, "
                     "resume with `glns evolve --resume DIR`") from None
+            logger.warning("LLM call for %s (%s) failed, request given up (%d failure(s) in a "
+                           "row): %s", action, kind, self._failures_in_a_row, exc)
             return None
         self._failures_in_a_row = 0
         rec = reply.record

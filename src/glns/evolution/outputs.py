@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 from typing import Callable, Mapping
 
@@ -13,6 +14,8 @@ from glns.evolution.rundir import RunDirectory
 from glns.evolution.state import RunState
 
 __all__ = ["export_best", "write_final_reports"]
+
+logger = logging.getLogger(__name__)
 
 
 def export_best(cfg: EvolutionConfig, state: RunState, run_path: Path,
@@ -42,3 +45,4 @@ def write_final_reports(cfg: EvolutionConfig, state: RunState, rundir: RunDirect
     except ImportError as exc:
         rundir.log("plot_skipped", reason=str(exc))
         progress(f"no convergence plot: {exc}")
+        logger.info("no convergence plot: %s", exc)

@@ -1,4 +1,4 @@
-"""Operators in a G-LNS population and the selection rules of the evolution step (SPEC §4).
+"""Operators in a G-LNS population and the selection rules of the evolution step (docs/method.md).
 
 Everything here is a pure function of its inputs and a ``random.Random``, so the controller's
 decisions replay exactly from a checkpointed random state, and tests can check each rule alone:
@@ -20,6 +20,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Any, Mapping, Sequence
 
 import numpy as np
+
+from glns import operators
 
 __all__ = ["Member", "ACTIONS", "STRATEGIES", "rank", "prune", "roulette", "homogeneous_parents",
            "mutation_action", "choose_pair", "sample_strategy"]
@@ -61,7 +63,6 @@ class Member:
 
     def operator(self) -> Any:
         """The :class:`glns.operators.Operator` that runs this member (named by its id)."""
-        from glns import operators
 
         if self.native is not None:
             op = operators.native(self.native)
@@ -74,9 +75,7 @@ class Member:
         then compiled only inside the sandbox workers)."""
         if self.native is not None:
             return self.operator()
-        from glns.sandbox import PythonSource
-
-        return PythonSource(self.source, self.function, self.id)
+        return operators.PythonSource(self.source, self.function, self.id)
 
     def to_dict(self) -> dict[str, Any]:
         d = asdict(self)
@@ -205,7 +204,7 @@ class Scores:
                         dtype=float).reshape(len(destroy_ids), len(repair_ids))
 
     def reset(self) -> None:
-        """F and S back to zero (after a refill, SPEC §4)."""
+        """F and S back to zero (after a refill, docs/method.md)."""
         self.fitness.clear()
         self.synergy.clear()
 

@@ -1,4 +1,4 @@
-"""Prompt texts of the G-LNS actions (paper Appendix C, SPEC §3-§4), in our own words.
+"""Prompt texts of the G-LNS actions (paper Appendix C; docs/method.md), in our own words.
 
 Every prompt has the paper's parts, in this order: the marker lines of
 :mod:`glns.llm.markers` (the offline test server answers by them; a real LLM reads them as the
@@ -97,7 +97,7 @@ def _check_member(member: Member, kind: str | None, role: str) -> None:
 
 
 def task_description(problem: str, limits: CheckConfig | None = None) -> str:
-    """The problem and the operator contract of SPEC §1/§3 for `problem` ("tsp"/"cvrp"/"ovrp").
+    """The problem and the operator contract (docs/operator-contract.md) for `problem`.
 
     States the solution format and objective, both operator signatures, the ``problem_data``
     keys exactly as :meth:`glns.problems.Problem.problem_data` builds them, the validity rules,

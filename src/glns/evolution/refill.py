@@ -8,6 +8,7 @@ directory, its compiled twin is started, and the event log records it.
 
 from __future__ import annotations
 
+import logging
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -26,6 +27,8 @@ from glns.params import SolveParams
 from glns.sandbox import CheckConfig
 
 __all__ = ["REQUESTS_PER_SLOT", "Refill", "operator_file"]
+
+logger = logging.getLogger(__name__)
 
 #: requests per empty slot before a refill gives up and the population stays short
 REQUESTS_PER_SLOT = 3
@@ -94,6 +97,8 @@ class Refill:
                             capacity=self.cfg.population)
             self.progress(f"warning: the {kind} population has {len(pop)} of "
                           f"{self.cfg.population} operators (requests failed)")
+            logger.warning("cycle %d: the %s population has %d of %d operators (requests failed)",
+                           c, kind, len(pop), self.cfg.population)
 
     # ------------------------------------------------------------------ actions
     def initialise(self, c: int) -> None:

@@ -24,6 +24,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import logging
 import math
 import os
 import tempfile
@@ -31,10 +32,14 @@ import time
 from pathlib import Path
 from typing import Any, Mapping
 
+from glns.exceptions import GlnsError
+
 __all__ = ["RunDirectory", "RunDirectoryError", "atomic_write", "atomic_write_json"]
 
+logger = logging.getLogger(__name__)
 
-class RunDirectoryError(RuntimeError):
+
+class RunDirectoryError(GlnsError, RuntimeError):
     """The run directory cannot be used (locked by another run, missing, not a run)."""
 
 
@@ -188,6 +193,8 @@ class RunDirectory:
             f.truncate(offset)
             f.flush()
             os.fsync(f.fileno())
+        logger.info("%s: %d bytes of events logged after the last checkpoint moved to %s (that "
+                    "cycle is run again)", self.path, len(tail), self.ABANDONED)
 
     def close(self) -> None:
         if self._events is not None:

@@ -1,5 +1,5 @@
 """The seed members of the populations: the paper's random and worst removal and greedy
-insertion, as self-contained readable Python sources (SPEC §4)."""
+insertion, as self-contained readable Python sources (docs/method.md)."""
 
 from __future__ import annotations
 

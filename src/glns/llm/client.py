@@ -14,20 +14,24 @@ failed together do not retry in lockstep); a ``Retry-After`` header raises the w
 
 from __future__ import annotations
 
+import logging
 import random
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
+from glns.exceptions import GlnsError
 from glns.llm.config import LLMConfig
 
 __all__ = ["LLMClient", "LLMReply", "CallRecord", "LLMError", "Message"]
+
+logger = logging.getLogger(__name__)
 
 #: one chat message: {"role": "system"|"user"|"assistant", "content": str}
 Message = dict
 
 
-class LLMError(RuntimeError):
+class LLMError(GlnsError, RuntimeError):
     """An LLM call failed for good.
 
     status: the HTTP status of the last attempt (None for transport errors and timeouts);
@@ -216,6 +220,8 @@ class LLMClient:
                 if attempt <= cfg.max_retries:
                     wait = self.backoff(attempt, retry_after)
                     record.sleeps.append(wait)
+                    logger.warning("LLM call attempt %d of %d failed (%s); retrying in %.1f s",
+                                   attempt, cfg.max_retries + 1, record.errors[-1], wait)
                     self._sleep(wait)
             last.args = (f"{last.args[0]} (gave up after {record.attempts} attempts)",)
             raise last

@@ -23,10 +23,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from glns.exceptions import GlnsError
+
 __all__ = ["LLMConfig", "LLMConfigError", "ENV_VARS"]
 
 
-class LLMConfigError(ValueError):
+class LLMConfigError(GlnsError, ValueError):
     """The LLM configuration is incomplete or invalid; the message says which setting."""
 
 

@@ -13,13 +13,14 @@ import re
 import textwrap
 from dataclasses import dataclass
 
+from glns.exceptions import GlnsError
 from glns.policy import parse_source
 
 __all__ = ["AnswerParseError", "ParsedAnswer", "JointAnswer", "parse_answer",
            "parse_joint_answer", "code_blocks"]
 
 
-class AnswerParseError(ValueError):
+class AnswerParseError(GlnsError, ValueError):
     """The answer does not contain what was asked (no code block, no destroy/repair pair)."""
 
 

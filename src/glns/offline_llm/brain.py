@@ -35,6 +35,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from glns.exceptions import GlnsError
 from glns.llm import markers
 from glns.offline_llm.bad import BAD_CASES, bad_answer_text
 from glns.offline_llm.corpus import HEADER, CorpusEntry, GOOD, entry, family_of, good_entries
@@ -42,7 +43,7 @@ from glns.offline_llm.corpus import HEADER, CorpusEntry, GOOD, entry, family_of,
 __all__ = ["OfflineLLM", "Directives", "DirectiveError", "Answer", "parse_model"]
 
 
-class DirectiveError(ValueError):
+class DirectiveError(GlnsError, ValueError):
     """The model name has an offline directive that cannot be understood (HTTP 400)."""
 
 

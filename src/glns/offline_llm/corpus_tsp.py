@@ -2,10 +2,10 @@
 
 Each function is a complete answer on its own: the offline server sends this module's imports
 plus the function's source, and the first docstring line as the answer's idea. They follow the
-operator contract of SPEC §3 for any tour length (including 0, 1 and 2 cities) and any
-``destroy_cnt`` (including 0 and more than the tour holds). Helpers are defined inside the
-functions, as the paper's prompts ask. Two of them take the bare ``distance_matrix`` as third
-argument, the convention of the paper's i1/i2 prompts.
+operator contract (docs/operator-contract.md) for any tour length (including 0, 1 and 2 cities)
+and any ``destroy_cnt`` (including 0 and more than the tour holds). Helpers are defined inside
+the functions, as the paper's prompts ask. Two of them take the bare ``distance_matrix`` as
+third argument, the convention of the paper's i1/i2 prompts.
 """
 
 import math

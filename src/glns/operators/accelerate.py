@@ -24,6 +24,7 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
+import logging
 import os
 import textwrap
 import threading
@@ -37,6 +38,8 @@ from glns.operators.probe import Form, Negotiation, negotiate
 from glns.operators.views import MAX_PYTHON_VIEW_NODES, view_data, view_of_matrix
 
 __all__ = ["bind_python", "accelerate_settings", "compilable_source", "precompile", "ENV_SWITCH"]
+
+logger = logging.getLogger(__name__)
 
 #: environment variable that turns views and compilation off everywhere when set to 0/off/false
 ENV_SWITCH = "GLNS_ACCELERATE"
@@ -227,6 +230,17 @@ _ONE_BACKGROUND_BUILD = threading.Lock()
 _BUILDS_LOCK = threading.Lock()
 
 
+_UNAVAILABLE_NOTED: list[str] = []
+
+
+def _note_unavailable(reason: str) -> None:
+    """Say once per process that operators run interpreted because compiling cannot work here
+    (every operator's form_reason says it too; once is enough for a log)."""
+    if not _UNAVAILABLE_NOTED:
+        _UNAVAILABLE_NOTED.append(reason)
+        logger.info("Python operators run interpreted: compiling is unavailable (%s)", reason)
+
+
 def _build_for(source: str, mode: str) -> _Build | None:
     """The process-wide _Build of `source`: a cache hit, a blocking build ("wait") or a
     background one ("auto"). None when compiling cannot work here at all."""
@@ -246,6 +260,7 @@ def _build_for(source: str, mode: str) -> _Build | None:
     unavailable = compiler.unavailable_reason()
     if unavailable is not None:
         build.error = unavailable
+        _note_unavailable(unavailable)
         return build
     if mode == "wait":
         build.outcome = compiler.compile_source(source)
@@ -263,6 +278,7 @@ def _build_for(source: str, mode: str) -> _Build | None:
                                                         on_spawn=build.spawned.set)
         except Exception as exc:  # never let a background build take the process down
             build.error = f"compile failed: {type(exc).__name__}: {exc}"
+            logger.warning("background build of an operator failed: %s", build.error)
 
     # a daemon thread: a script that ends does not wait for its build; the build process
     # finishes on its own and fills the cache for the next run (see _let_builds_start)
@@ -342,6 +358,8 @@ def _decide(op: Any, problem: Any, views: str, compiled: Callable | None, timeou
             f"more than {MAX_PYTHON_VIEW_NODES} nodes" if not python_ok else "nothing else to try"
         decision = Negotiation(Form("numpy"), (), f"numpy arrays ({why})")
     _remember(_DECISIONS, key, (decision, op.func))  # (keeps func alive: see _operator_key)
+    logger.debug("%s operator %r on %s runs as %s: %s", op.kind, op.name, problem.kind,
+                 decision.chosen.label(), decision.reason)
     return decision
 
 
@@ -383,10 +401,14 @@ class _Upgrade:
         compiled = self.build.function(self.op.func.__name__)
         if compiled is None:
             bound.form_reason += f"; {self.build.error}"
+            logger.debug("%s operator %r stays interpreted: %s", self.op.kind, self.op.name,
+                         self.build.error)
             return
         decision = _decide(self.op, self.problem, self.views, compiled, self.timeout, self.op_key)
         _apply(bound, self.op, self.problem, decision, compiled)
         bound.form_reason += " (switched to after the background build, during the run)"
+        logger.debug("%s operator %r switched to %s during the run", self.op.kind, self.op.name,
+                     bound.form)
 
 
 def _apply(bound: BoundPythonOperator, op: Any, problem: Any, decision: Negotiation,

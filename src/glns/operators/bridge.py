@@ -1,4 +1,4 @@
-"""The Python operator bridge (SPEC §3).
+"""The Python operator bridge (docs/operator-contract.md).
 
 Turns a callable or a source string written the way the paper's prompts ask into an operator
 the core can call: it fixes the third-argument convention once per operator (``problem_data``
@@ -15,16 +15,19 @@ import collections
 import heapq
 import inspect
 import itertools
+import logging
 import math
 import random
 import re
 import signal
 import threading
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, ContextManager, Iterator
 
 import numpy as np
 
+from glns._core._alns import OperatorTimeout
 from glns.exceptions import OperatorError
+from glns.operators.watchdog import WATCHDOG
 
 #: third-parameter names that mean "the bare distance matrix" (paper prompts i1/i2)
 _MATRIX_NAME = re.compile(r"dist|matrix|^d$|^dm$|^D$|^cost", re.IGNORECASE)
@@ -36,6 +39,8 @@ OPERATOR_GLOBALS: dict[str, Any] = {
 }
 
 _KIND_WORDS = {"destroy": ("destroy", "remov"), "repair": ("repair", "insert", "insertion")}
+
+logger = logging.getLogger(__name__)
 
 
 def third_argument_convention(func: Callable) -> str:
@@ -139,6 +144,12 @@ def _alarm_possible() -> bool:
     return threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer")
 
 
+def limit_stops_compiled_code() -> bool:
+    """True when the time limit can stop compiled operators in the calling thread: their
+    inserted checks see signals, and signals reach only the main thread."""
+    return _alarm_possible()
+
+
 @contextlib.contextmanager
 def alarm_installed() -> Iterator[None]:
     """Keep the operator time limit's signal handler installed for a whole run (main thread,
@@ -157,14 +168,20 @@ def alarm_installed() -> Iterator[None]:
         _Alarm.installed = False
 
 
+def time_limit(seconds: float | None) -> ContextManager[None]:
+    """Raise OperatorTimeout in the code of the ``with`` block after `seconds` (None: no
+    limit). In the main thread of a POSIX process a SIGALRM timer; elsewhere the watchdog
+    thread of :mod:`glns.operators.watchdog`, which stops interpreted code only. An operator
+    that catches the timeout and returns anyway still fails."""
+    if not seconds:
+        return contextlib.nullcontext()
+    if not _alarm_possible():
+        return WATCHDOG.limit(seconds, _timeout_error)
+    return _alarm_limit(seconds)
+
+
 @contextlib.contextmanager
-def time_limit(seconds: float | None) -> Iterator[None]:
-    """Raise OperatorTimeout in the calling code after `seconds` (main thread, POSIX only; a
-    no-op elsewhere or when seconds is None). An operator that catches the timeout and
-    returns anyway still fails."""
-    if not seconds or not _alarm_possible():
-        yield
-        return
+def _alarm_limit(seconds: float) -> Iterator[None]:
     with alarm_installed():
         yield from _armed(seconds)
 
@@ -202,6 +219,8 @@ class BoundPythonOperator:
         self._timeout = timeout
         self.upgrade: Any = None
         self.negotiation: Any = None
+        #: calls stopped by the time limit (logged: the first at WARNING, later ones at DEBUG)
+        self.timeouts = 0
         self.set_form(func, data, matrix, "numpy", "")
 
     def set_form(self, func: Callable, data: dict[str, Any], matrix: Any, form: str,
@@ -220,8 +239,25 @@ class BoundPythonOperator:
             upgrade.apply(self)
         third = self._matrix if self._convention == "distance_matrix" else dict(self._data)
         if self._timeout:
-            if _Alarm.installed and threading.current_thread() is threading.main_thread():
-                return _Alarm.call(self.func, first, second, third, seconds=self._timeout)
-            with time_limit(self._timeout):
-                return self.func(first, second, third)
+            try:
+                if threading.current_thread() is not threading.main_thread():
+                    return WATCHDOG.call(self.func, (first, second, third), self._timeout, _timeout_error)
+                if _Alarm.installed:
+                    return _Alarm.call(self.func, first, second, third, seconds=self._timeout)
+                with time_limit(self._timeout):
+                    return self.func(first, second, third)
+            except BaseException as exc:
+                self._note_timeout(exc)
+                raise
         return self.func(first, second, third)
+
+    def _note_timeout(self, exc: BaseException) -> None:
+        """Log a call stopped by the time limit (the core counts it as a failure). Only the first
+        of a run at WARNING: an operator that always times out would log every iteration."""
+        if not isinstance(exc, OperatorTimeout):
+            return
+        self.timeouts += 1
+        logger.log(logging.WARNING if self.timeouts == 1 else logging.DEBUG,
+                   "operator %s ran past its time limit of %g s (%d time(s) in this run); the "
+                   "call counts as a failure", getattr(self.func, "__name__", "?"), self._timeout,
+                   self.timeouts)

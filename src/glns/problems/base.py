@@ -202,7 +202,8 @@ class Problem:
             raise InfeasibleSolutionError(err)
 
     def cost(self, solution: Any) -> float:
-        """Objective of a feasible solution (SPEC §1); raises InfeasibleSolutionError otherwise."""
+        """Objective of a feasible solution (docs/method.md); raises InfeasibleSolutionError
+        otherwise."""
         from glns._core._solution import Solution
 
         sol = Solution(self.core)

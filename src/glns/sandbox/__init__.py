@@ -1,4 +1,4 @@
-"""Running untrusted (LLM-generated) operators safely: a process sandbox (SPEC §4).
+"""Running untrusted (LLM-generated) operators safely: a process sandbox (docs/method.md).
 
 - :class:`WorkerPool`: reusable, memory-limited worker processes; every task has a hard
   wall-clock limit enforced by killing its worker.
@@ -20,7 +20,7 @@ from glns.sandbox.evaluation import (
     RunOutcome as RunOutcome,
     evaluate as evaluate,
 )
-from glns.sandbox.pool import (
+from glns.executors import (
     DEFAULT_MEMORY_MB as DEFAULT_MEMORY_MB,
     TaskResult as TaskResult,
     WorkerPool as WorkerPool,

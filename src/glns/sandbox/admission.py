@@ -22,15 +22,18 @@ Decisions:
 
 from __future__ import annotations
 
+import logging
 import time
 from typing import Any, Sequence
 
 from glns.sandbox.check_types import PROBLEM_NAMES, Admission, CheckConfig, CheckRequest
 from glns.sandbox.check_worker import case_task, compile_task, failure, run_step
 from glns.policy import policy_violation
-from glns.sandbox.pool import TaskResult, WorkerPool, usable_cores
+from glns.executors import TaskResult, WorkerPool, usable_cores
 
 __all__ = ["CheckConfig", "Admission", "CheckRequest", "check_operator", "check_operators"]
+
+logger = logging.getLogger(__name__)
 
 
 def _verdict(res: TaskResult, what: str, limit: float, memory_mb: int | None) -> dict[str, Any]:
@@ -68,6 +71,10 @@ class _Progress:
         self.verdict = Admission(kind=self.req.kind, problem=self.req.problem,
                                  timings=dict(self.timings), warnings=tuple(self.warnings),
                                  seconds=time.monotonic() - self.started, **{**self.ident, **fields})
+        v = self.verdict
+        log = logger.warning if v.check == "internal" else logger.debug
+        outcome = "admitted" if v.ok else f"rejected by the {v.check} check: {v.error}"
+        log("%s operator (%s) %s, in %.2f s", v.kind, v.problem, outcome, v.seconds)
 
     def task(self, cfg: CheckConfig) -> tuple[Any, tuple, float]:
         """(function, args, kill deadline) of the next step."""
@@ -141,7 +148,8 @@ def check_operators(requests: Sequence[CheckRequest], *, pool: WorkerPool | None
 
 def check_operator(source: str, kind: str, problem: str, *, pool: WorkerPool | None = None,
                    config: CheckConfig | None = None, function: str | None = None) -> Admission:
-    """Admit or reject a destroy/repair operator given as source code (SPEC §4 pre-evaluation).
+    """Admit or reject a destroy/repair operator given as source code (the pre-evaluation filter,
+    docs/method.md).
 
     source: the operator's code (e.g. an LLM answer's code block); function: its entry
     function (default: as :func:`glns.operators.from_source` picks it). kind: "destroy" or

@@ -15,24 +15,21 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import hashlib
-import importlib
-import importlib.util
-import re
-import types
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import Any, Sequence
 
 from glns.exceptions import OperatorError
-from glns.operators import NATIVE_OPERATORS, Operator, native
+from glns.executors import Executor, TaskResult, WorkerPool
+from glns.operators import Operator
+from glns.operators.arguments import parse_per_kind
+from glns.operators.spec import PythonSource, wires as wire_list
 from glns.params import SolveParams
-from glns.problems import Problem
+from glns.problems import CVRP, OVRP, TSP, Problem
 from glns.result import Result
-from glns.sandbox.pool import TaskResult, WorkerPool
+from glns.solve import DEFAULT_DESTROY, DEFAULT_REPAIR, solve
 
-if TYPE_CHECKING:
-    from glns.batch.executors import Executor
-
-__all__ = ["RunOutcome", "PythonSource", "evaluate", "DEFAULT_OP_TIMEOUT"]
+__all__ = ["RunOutcome", "PythonSource", "evaluate", "DEFAULT_OP_TIMEOUT", "solve_task", "solve_tasks",
+           "failure_message", "operator_wires"]
 
 #: per-call limit (seconds) of Python operators when the params do not set op_timeout
 DEFAULT_OP_TIMEOUT = 1.0
@@ -61,102 +58,7 @@ class RunOutcome:
         return self.status == "ok"
 
 
-@dataclass(frozen=True)
-class PythonSource:
-    """Operator source code for :func:`evaluate` with its entry function and display name.
-
-    Unlike an :class:`glns.operators.Operator` built with ``from_source``, nothing of it is
-    executed in the calling process, so untrusted code only ever runs in the workers.
-    """
-
-    source: str
-    function: str | None = None
-    name: str | None = None
-
-
 # ============================================================================= wire format
-
-#: "package.module:function" (the function may be a dotted attribute path, e.g. "mod:Class.f")
-_IMPORT_PATH = re.compile(r"^[A-Za-z_]\w*(\.[A-Za-z_]\w*)*:[A-Za-z_]\w*(\.[A-Za-z_]\w*)*$")
-
-
-def _import_attribute(path: str) -> Any:
-    module, _, attrs = path.partition(":")
-    obj: Any = importlib.import_module(module)
-    for attr in attrs.split("."):
-        obj = getattr(obj, attr)
-    return obj
-
-
-def _import_wire(path: str, kind: str, index: int, name: str | None) -> tuple:
-    """The wire of an importable operator; checks in the caller that the module can be found."""
-    module = path.partition(":")[0]
-    try:
-        found = importlib.util.find_spec(module) is not None
-    except (ImportError, ValueError):
-        found = False
-    if not found:
-        raise OperatorError(f"{kind} operator {index}: cannot import module {module!r} of {path!r}")
-    return ("import", path, name)
-
-
-def _callable_path(func: Any) -> str | None:
-    """"module:qualname" when func can be imported back by that path (module-level), else None."""
-    module, qualname = getattr(func, "__module__", None), getattr(func, "__qualname__", None)
-    if not module or not qualname or module == "__main__" or "<" in qualname:
-        return None
-    path = f"{module}:{qualname}"
-    try:
-        return path if _import_attribute(path) is func else None
-    except Exception:
-        return None
-
-
-def _operator_wire(spec: Any, kind: str, index: int) -> tuple:
-    """A picklable description of an operator; source code is never executed here.
-
-    Wires: ("native", name, params, display name), ("python", source, function, display name)
-    (compiled in the worker) and ("import", "pkg.mod:function", display name) (imported there).
-    """
-    if isinstance(spec, Operator):
-        if spec.kind != kind:
-            raise OperatorError(f"{kind} operator {index} ({spec.name!r}) is a {spec.kind} operator")
-        if spec.is_native:
-            return ("native", spec.native_name, tuple(spec.params), spec.name)
-        if spec.source is None:
-            path = _callable_path(spec.func)
-            if path is not None:
-                return ("import", path, spec.name)
-            raise OperatorError(f"{kind} operator {index} ({spec.name!r}) has no source code and its "
-                                "function cannot be imported by name; a worker needs the source "
-                                "(use operators.from_source) or a module-level function")
-        return ("python", spec.source, spec.func.__name__, spec.name)
-    if isinstance(spec, PythonSource):
-        return ("python", spec.source, spec.function, spec.name)
-    if isinstance(spec, str):
-        if spec in NATIVE_OPERATORS:
-            op = native(spec)
-            if op.kind != kind:
-                raise OperatorError(f"{kind} operator {index}: {spec!r} is a {op.kind} operator")
-            return ("native", spec, op.params, spec)
-        if "def " in spec:
-            return ("python", spec, None, None)
-        if _IMPORT_PATH.match(spec):
-            return _import_wire(spec, kind, index, None)
-        natives = sorted(n for n, v in NATIVE_OPERATORS.items() if v.kind == kind)
-        raise OperatorError(f"{kind} operator {index}: unknown native operator {spec!r} "
-                            f"(native ones are {natives}), no source code and no import path "
-                            "'package.module:function'")
-    if callable(spec) and not isinstance(spec, type):
-        path = _callable_path(spec)
-        if path is not None:
-            return ("import", path, None)
-        raise OperatorError(f"{kind} operator {index}: {spec!r} cannot be imported by name in a "
-                            "worker (a lambda, a nested function or defined in __main__); pass "
-                            "its source code or a module-level function")
-    raise OperatorError(f"{kind} operator {index}: pass a native name, source code, an import path "
-                        f"'package.module:function' or an Operator built from source, got "
-                        f"{type(spec).__name__}")
 
 
 def _problem_wire(problem: Problem) -> tuple[str, tuple]:
@@ -171,43 +73,20 @@ def _problem_wire(problem: Problem) -> tuple[str, tuple]:
     return h.hexdigest(), spec
 
 
-def _wires(spec: Any, kind: str) -> list[tuple]:
-    """The wires of one operator argument: one operator or a list (None: glns.solve's defaults)."""
-    from glns.solve import DEFAULT_DESTROY, DEFAULT_REPAIR
-
-    if spec is None:
-        spec = DEFAULT_DESTROY if kind == "destroy" else DEFAULT_REPAIR
-    if isinstance(spec, (str, Operator, PythonSource)) or callable(spec):
-        spec = [spec]
-    wires = [_operator_wire(s, kind, i) for i, s in enumerate(spec)]
-    if not wires:
-        raise ValueError(f"give at least one {kind} operator")
-    return wires
-
-
-def _operator_wires(destroy: Any, repair: Any, kinds: set[str]) -> dict[str, tuple[list, list]]:
+def operator_wires(destroy: Any, repair: Any, kinds: set[str]) -> dict[str, tuple[list, list]]:
     """(destroy wires, repair wires) per problem kind (they differ only for exported modules).
 
-    Everything is checked here, in the caller, before a task runs: with no instances (kinds
-    empty) an exported module is checked against the kind it was evolved for.
+    The arguments are parsed by :func:`glns.operators.arguments.parse_per_kind` without
+    executing anything (source is compiled only in the workers); everything is checked here,
+    in the caller, before a task runs.
     """
-    from glns.solve import module_operators, refuse_module_as_repair
-
-    refuse_module_as_repair(repair)
-    if isinstance(destroy, types.ModuleType):
-
-        out = {}
-        for kind in sorted(kinds) or [str(getattr(destroy, "PROBLEM", "")).lower()]:
-            d, r = module_operators(destroy, repair, kind)
-            out[kind] = (_wires(d, "destroy"), _wires(r, "repair"))
-        return out
-    both = (_wires(destroy, "destroy"), _wires(repair, "repair"))
-    return {kind: both for kind in kinds}
+    parsed = parse_per_kind(destroy, repair, kinds, defaults=(DEFAULT_DESTROY, DEFAULT_REPAIR), load=False)
+    return {kind: (wire_list(d), wire_list(r)) for kind, (d, r) in parsed.items()}
 
 
-def _solve_tasks(instances: Sequence[Problem], seeds: Sequence[int], wires: dict[str, tuple[list, list]],
-                 iterations: int | None, params: SolveParams, time_limit: float | None = None,
-                 no_improvement: int | None = None) -> list[tuple]:
+def solve_tasks(instances: Sequence[Problem], seeds: Sequence[int], wires: dict[str, tuple[list, list]],
+                iterations: int | None, params: SolveParams, time_limit: float | None = None,
+                no_improvement: int | None = None) -> list[tuple]:
     """The arguments of :func:`solve_task`, one tuple per instance."""
     tasks = []
     for problem, seed in zip(instances, seeds):
@@ -217,7 +96,7 @@ def _solve_tasks(instances: Sequence[Problem], seeds: Sequence[int], wires: dict
     return tasks
 
 
-def _failure_message(res: TaskResult, task_timeout: float) -> str:
+def failure_message(res: TaskResult, task_timeout: float) -> str:
     """Why a solve_task run has no result, for the caller's users."""
     if res.status == "timeout":
         return f"the run did not finish within {task_timeout:g} s; its worker was killed"
@@ -247,8 +126,6 @@ def _cached(cache: dict, key: Any, build: Any, size: int = _CACHE_SIZE) -> Any:
 
 
 def _build_problem(spec: tuple) -> Problem:
-    from glns.problems import CVRP, OVRP, TSP
-
     kind, coords, distances, demands, capacity, name = spec
     if kind == "tsp":
         return TSP(coords, distances=distances, name=name)
@@ -257,26 +134,8 @@ def _build_problem(spec: tuple) -> Problem:
 
 
 def _build_operator(wire: tuple, kind: str, index: int) -> Operator:
-    from glns.operators import from_callable, from_source
-
-    if wire[0] == "native":
-        _, native_name, params, name = wire
-        return Operator(name=name, kind=kind, native_name=native_name, params=tuple(params))
-    if wire[0] == "import":
-        _, path, name = wire
-        try:
-            obj = _import_attribute(path)
-        except Exception as exc:
-            raise OperatorError(f"{kind} operator {index}: cannot import {path!r}: "
-                                f"{type(exc).__name__}: {exc}") from None
-        if isinstance(obj, Operator):
-            if obj.kind != kind:
-                raise OperatorError(f"{kind} operator {index}: {path!r} is a {obj.kind} operator")
-            return obj
-        return from_callable(obj, kind, name)
-    _, source, function, name = wire
     try:
-        return from_source(source, kind, name=name, function=function)
+        return Operator.from_wire(wire, kind).load()
     except OperatorError as exc:
         raise OperatorError(f"{kind} operator {index}: {exc}") from None
 
@@ -286,8 +145,6 @@ def solve_task(problem_key: str, problem_spec: tuple, destroy: list[tuple], repa
                time_limit: float | None = None, no_improvement: int | None = None) -> Result:
     """One glns.solve run (in a worker); instances and operators are cached by content, so a
     worker builds each instance and compiles each operator once over its life."""
-    from glns.solve import solve
-
     problem = _cached(_PROBLEMS, problem_key, lambda: _build_problem(problem_spec))
     d_ops = [_cached(_OPERATORS, ("destroy", w), lambda w=w, i=i: _build_operator(w, "destroy", i))
              for i, w in enumerate(destroy)]
@@ -301,43 +158,46 @@ def solve_task(problem_key: str, problem_spec: tuple, destroy: list[tuple], repa
 
 
 def evaluate(instances: Sequence[Problem], destroy: Any, repair: Any, *,
-             pool: "Executor | None" = None, iterations: int = 100,
+             pool: Executor | None = None, iterations: int = 100,
              seeds: Sequence[int] | None = None, params: SolveParams | None = None,
              task_timeout: float | None = None) -> list[RunOutcome]:
     """Run ``glns.solve(instance, destroy, repair, ...)`` for every instance in sandbox workers.
 
-    destroy, repair: one operator or a list (None: ``glns.solve``'s defaults), each a native
-    name, source code, a :class:`PythonSource`, an import path ``"package.module:function"``, a
-    module-level function, or an :class:`glns.operators.Operator` (native, built with
-    ``from_source``, or of a module-level function). The sources are compiled only inside the
-    workers. seeds: one per instance (default 0, 1, 2, ...).
-    params: the solver parameters (default ``SolveParams()``); a missing op_timeout becomes
-    ``DEFAULT_OP_TIMEOUT``. task_timeout: seconds after which a run's worker is killed
+    destroy, repair: as in ``glns.solve`` (parsed by :func:`glns.operators.spec.parse`), each a
+    native name, source code, a :class:`PythonSource`, an import path
+    ``"package.module:function"`` or ``"path/to/file.py:function"``, a module-level function,
+    or an :class:`glns.operators.Operator` (native, built with ``from_source``, or of a
+    module-level function). The sources are compiled only inside the workers. seeds: one per
+    instance (default 0, 1, 2, ...).
+    params: the solver parameters (default ``SolveParams(op_timeout=DEFAULT_OP_TIMEOUT)``); an
+    op_timeout of None becomes ``DEFAULT_OP_TIMEOUT``, since sandboxed code always runs under a
+    per-call limit. task_timeout: seconds after which a run's worker is killed
     (default: ``iterations * 2 * op_timeout + 10``, what a run whose every call hits the
     per-call limit needs). pool: where the runs go, any :class:`glns.batch.Executor`: a
     :class:`WorkerPool` (the sandbox; default: a temporary pool with all cores), or e.g.
     ``glns.batch.make_executor("ray")`` to spread an evolution's episodes over a cluster.
 
-    destroy may also be a module exported by a G-LNS run, as in ``glns.solve``.
+    destroy may also be a module exported by a G-LNS run, or the path of its file, as in
+    ``glns.solve``.
 
     Returns one :class:`RunOutcome` per instance, in order; a failed run never raises.
     """
-    wires = _operator_wires(destroy, repair, {p.kind for p in instances if isinstance(p, Problem)})
+    wires = operator_wires(destroy, repair, {p.kind for p in instances if isinstance(p, Problem)})
     if int(iterations) != iterations or iterations < 1:
         raise ValueError(f"iterations must be a positive integer, got {iterations}")
     seeds = list(range(len(instances))) if seeds is None else [int(s) for s in seeds]
     if len(seeds) != len(instances):
         raise ValueError(f"{len(seeds)} seeds for {len(instances)} instances")
-    params = params if params is not None else SolveParams()
+    params = params if params is not None else SolveParams(op_timeout=DEFAULT_OP_TIMEOUT)
     if params.op_timeout is None:
         params = dataclasses.replace(params, op_timeout=DEFAULT_OP_TIMEOUT)
     if task_timeout is None:
         task_timeout = iterations * 2 * params.op_timeout + 10.0
     if not task_timeout > 0:
         raise ValueError(f"task_timeout must be > 0 seconds, got {task_timeout}")
-    tasks = _solve_tasks(instances, seeds, wires, int(iterations), params)
+    tasks = solve_tasks(instances, seeds, wires, int(iterations), params)
     with contextlib.nullcontext(pool) if pool is not None else WorkerPool() as executor:
         answers = executor.map(solve_task, tasks, timeout=task_timeout)
     return [RunOutcome("ok", i, seed, result=res.value, seconds=res.seconds) if res.ok else
-            RunOutcome(res.status, i, seed, error=_failure_message(res, task_timeout), seconds=res.seconds)
+            RunOutcome(res.status, i, seed, error=failure_message(res, task_timeout), seconds=res.seconds)
             for i, (res, seed) in enumerate(zip(answers, seeds))]

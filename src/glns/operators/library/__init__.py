@@ -1,8 +1,8 @@
 """Plain-Python twins and references of the native operator library (``glns._core``).
 
-Each function follows the operator contract of SPEC §3 plus ``rng=random`` and the native
-operator's parameters as keywords. Given a ``glns.rng.SplitMix64`` it draws the same random
-numbers in the same order as its native twin and returns exactly what the native operator
+Each function follows the operator contract (docs/operator-contract.md) plus ``rng=random`` and
+the native operator's parameters as keywords. Given a ``glns.rng.SplitMix64`` it draws the same
+random numbers in the same order as its native twin and returns exactly what the native operator
 returns; with the default ``rng=random`` it is an ordinary (slow) Python operator.
 """
 

@@ -1,7 +1,7 @@
 """Library repair operators: SISR blink insertion and regret-k insertion (twins of ``_repair.pyx``).
 
-Both take the contract of SPEC §3, ``repair(partial, removed, problem_data) -> complete``, with a
-TSP tour (a list) or a VRP route list, plus ``rng=random`` and the native parameters as
+Both follow docs/operator-contract.md, ``repair(partial, removed, problem_data) -> complete``,
+with a TSP tour (a list) or a VRP route list, plus ``rng=random`` and the native parameters as
 keywords. Internally a tour is one cyclic route, exactly as in the core, and every insertion
 cost is the core's ``insertion_delta`` evaluated in the same floating-point order.
 

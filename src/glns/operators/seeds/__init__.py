@@ -1,8 +1,8 @@
-"""Readable plain-Python seed operators (SPEC §4 seeds).
+"""Readable plain-Python seed operators (the G-LNS seeds, docs/method.md).
 
 Each function is the twin of a native operator: given the same random stream (pass a
 ``glns.rng.SplitMix64`` as ``rng``) it returns exactly what the native operator returns. With
-the default ``rng=random`` they are ordinary operators following the contract of SPEC §3,
+the default ``rng=random`` they are ordinary operators following docs/operator-contract.md,
 and their source serves as the in-context example shown to the LLM.
 """
 

@@ -1,6 +1,8 @@
-"""The loop of a sandbox worker process (see glns.sandbox.pool).
+"""The loop of a worker process of :class:`glns.executors.WorkerPool` (the child side).
 
-Preloaded by the fork server, so importing it should pull in everything a task needs.
+It imports nothing of glns but the executor basics: the modules a task needs come with the task
+(unpickling imports them) or, with the "forkserver" start method, are already loaded by the fork
+server (:data:`glns.executors.process.PRELOAD`).
 """
 
 from __future__ import annotations
@@ -12,11 +14,9 @@ import sys
 import threading
 from typing import Any
 
-import glns  # noqa: F401  (preload: numpy, the core and the operator bridge)
-import glns._core._alns  # noqa: F401
-import glns._core._native_ops  # noqa: F401
-import glns.datasets  # noqa: F401
-from glns.sandbox.pool import call_task
+from glns.executors.base import call_task
+
+__all__ = ["worker_main"]
 
 
 def _limit_memory(memory_mb: int | None) -> None:

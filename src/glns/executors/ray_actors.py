@@ -1,4 +1,4 @@
-"""The Ray backend: long-lived Ray actors, one task each at a time (optional extra ``distributed``).
+"""The "ray" backend: long-lived Ray actors, one task each at a time (optional extra ``distributed``).
 
 Each actor is one worker process that lives as long as the executor, so what a task function
 caches in module globals (instances, compiled operators: ``glns.sandbox.evaluation``) stays
@@ -14,10 +14,11 @@ glns must be installed on every node of the cluster (same version).
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any, Callable, Sequence
 
-from glns.sandbox.pool import TaskResult, call_task, check_timeouts
+from glns.executors.base import TaskResult, call_task, check_timeouts, check_workers
 
 __all__ = ["RayExecutor", "import_ray"]
 
@@ -38,8 +39,6 @@ class _Worker:
         return call_task(fn, args, "ran out of memory")
 
     def pid(self) -> int:
-        import os
-
         return os.getpid()
 
 
@@ -58,13 +57,12 @@ class RayExecutor:
     """
 
     def __init__(self, workers: int | None = None, address: str | None = None) -> None:
+        workers = check_workers(workers)
         ray = import_ray()
         self._ray = ray
         self._owns_runtime = False
         self._actors: list[Any] = []
         self._closed = False
-        if workers is not None and (int(workers) != workers or workers < 1):
-            raise ValueError(f"workers must be >= 1, got {workers}")
         if not ray.is_initialized():
             if address is not None:
                 ray.init(address=address)

@@ -1,4 +1,4 @@
-"""A pool of reusable, memory-limited worker processes with a hard wall-clock limit per task.
+"""The "process" backend: reusable, memory-limited worker processes with a hard deadline per task.
 
 Untrusted operator code runs here. Each worker sets ``RLIMIT_AS`` (soft and hard, so the code
 cannot raise it again) when it starts, ignores SIGINT (the parent handles Ctrl-C) and runs one
@@ -11,81 +11,40 @@ reported with the exit code or signal.
 Workers come from the "forkserver" context (never "fork": the parent may run threads, e.g. an
 HTTP client). The fork server is started with single-threaded BLAS settings and preloads glns,
 so a worker starts in milliseconds and its address space stays small under the memory limit.
+Workers never import the caller's ``__main__`` (:mod:`glns.executors.main_module`), so a pool
+works the same from a guarded or unguarded script, standard input, ``python -c`` or a notebook.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 import multiprocessing
 import multiprocessing.connection
 import os
 import signal
 import threading
 import time
-import traceback
 import weakref
-from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
-__all__ = ["TaskResult", "WorkerPool", "DEFAULT_MEMORY_MB", "call_task", "check_timeouts"]
+from glns.executors.base import TaskResult, check_timeouts, check_workers, usable_cores
+from glns.executors.main_module import MainModuleError, dump_task, main_module_skipped
+from glns.executors.worker import worker_main
+
+__all__ = ["WorkerPool", "DEFAULT_MEMORY_MB", "PRELOAD"]
+
+logger = logging.getLogger(__name__)
 
 #: default address-space limit of a worker (MB); a worker with glns loaded uses about 100 MB
 DEFAULT_MEMORY_MB = 1024
 
-#: statuses of a TaskResult
-STATUSES = ("ok", "error", "memory", "timeout", "died")
+#: modules the fork server imports once, so that every worker it forks starts with them: the
+#: worker loop, numpy, the compiled core and the task functions of the sandbox
+PRELOAD = ["glns.executors.worker", "glns", "glns._core._alns", "glns._core._native_ops",
+           "glns.datasets", "glns.sandbox"]
 
 _THREAD_VARS = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-_PRELOAD = ["glns.sandbox._worker"]
-
-
-@dataclass(frozen=True)
-class TaskResult:
-    """The outcome of one task.
-
-    status: "ok" (value holds the return value), "error" (the task raised; message says what),
-    "memory" (MemoryError under the worker's memory limit), "timeout" (killed at the
-    deadline), "died" (the worker process ended during the task; message has the signal or
-    exit code). seconds: wall time, measured in the worker for finished tasks and in the
-    parent for killed ones.
-    """
-
-    status: str
-    value: Any = None
-    message: str | None = None
-    seconds: float = 0.0
-
-    @property
-    def ok(self) -> bool:
-        return self.status == "ok"
-
-
-def call_task(fn: Callable, args: tuple, memory_message: str,
-              catch: type[BaseException] = Exception) -> tuple[str, Any, str | None, float]:
-    """fn(*args) as the fields (status, value, message, seconds) of a :class:`TaskResult`.
-
-    The one place where every executor (sandbox worker, Ray actor, serial) turns a call into a
-    result: MemoryError becomes "memory" with `memory_message`, an exception of type `catch`
-    becomes "error" with its last traceback line; anything else propagates.
-    """
-    t0 = time.perf_counter()
-    try:
-        answer = ("ok", fn(*args), None)
-    except MemoryError:
-        answer = ("memory", None, memory_message)
-    except catch as exc:
-        answer = ("error", None, "".join(traceback.format_exception_only(type(exc), exc)).strip())
-    return (*answer, time.perf_counter() - t0)
-
-
-def check_timeouts(n: int, timeout: float | Sequence[float]) -> list[float]:
-    """One positive timeout per task from one value or a sequence (ValueError otherwise)."""
-    limits = [float(timeout)] * n if isinstance(timeout, (int, float)) else [float(t) for t in timeout]
-    if len(limits) != n:
-        raise ValueError(f"{len(limits)} timeouts for {n} tasks")
-    if any(not t > 0 for t in limits):
-        raise ValueError("timeouts must be > 0 seconds")
-    return limits
 
 
 def _describe_exit(exitcode: int | None) -> str:
@@ -124,7 +83,7 @@ def _get_context(name: str) -> multiprocessing.context.BaseContext:
                          f"choose from {multiprocessing.get_all_start_methods()}")
     ctx = multiprocessing.get_context(name)
     if name == "forkserver":
-        ctx.set_forkserver_preload(_PRELOAD)
+        ctx.set_forkserver_preload(PRELOAD)
     return ctx
 
 
@@ -165,15 +124,6 @@ def _shutdown(slots: list[_Slot]) -> None:
     slots.clear()
 
 
-def usable_cores() -> int:
-    """The cores this process may run on (its CPU affinity, which taskset and container cpusets
-    narrow), else the machine's count: the default number of workers."""
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except AttributeError:   # pragma: no cover - not Linux
-        return os.cpu_count() or 1
-
-
 class WorkerPool:
     """Reusable worker processes, each with an address-space limit, running tasks with deadlines.
 
@@ -181,7 +131,8 @@ class WorkerPool:
     ...     pool.run(math.factorial, 10, timeout=1.0).value
     3628800
 
-    A task is a picklable module-level function and its arguments; it runs in a worker and its
+    A task is a picklable module-level function of an importable module (not ``__main__``:
+    workers never import the calling script) and its arguments; it runs in a worker and its
     return value comes back in a :class:`TaskResult`. Workers start on first use and are reused
     (tasks may cache data in module globals of the worker). Close the pool with :meth:`close`,
     a ``with`` block, or let interpreter exit do it.
@@ -193,9 +144,8 @@ class WorkerPool:
 
     def __init__(self, workers: int | None = None, memory_mb: int | None = DEFAULT_MEMORY_MB,
                  context: str = "forkserver", quiet: bool = True) -> None:
-        workers = usable_cores() if workers is None else int(workers)
-        if workers < 1:
-            raise ValueError(f"workers must be >= 1, got {workers}")
+        workers = check_workers(workers)
+        workers = usable_cores() if workers is None else workers
         if memory_mb is not None and not memory_mb >= 64:
             raise ValueError(f"memory_mb must be >= 64 or None, got {memory_mb}")
         self.workers = workers
@@ -231,12 +181,10 @@ class WorkerPool:
         return [s.process.pid for s in self._slots if s.process.is_alive()]
 
     def _start_process(self) -> tuple[Any, Any]:
-        from glns.sandbox._worker import worker_main
-
         parent, child = self._ctx.Pipe(duplex=True)
         process = self._ctx.Process(target=worker_main, args=(child, self.memory_mb, self.quiet),
                                     name="glns-sandbox-worker", daemon=True)
-        with _single_threaded_env():
+        with _single_threaded_env(), main_module_skipped():
             process.start()
         child.close()
         return process, parent
@@ -268,11 +216,21 @@ class WorkerPool:
         moment the task is handed to a worker. One killed or crashed task never affects the
         others. Calls from several threads are served one after the other. on_result(i,
         result) is called in this thread as soon as task i has its result (e.g. progress).
+
+        Raises :class:`glns.executors.MainModuleError` at once, before any task runs, when fn
+        (or, when its task is handed out, an argument) is defined in ``__main__``: workers
+        never import the calling script.
         """
         tasks = [tuple(a) for a in arg_tuples]
         limits = check_timeouts(len(tasks), timeout)
         if not tasks:
             return []
+        try:
+            dump_task(fn, ())
+        except MainModuleError:
+            raise
+        except Exception:   # reported per task, as for any task that cannot be sent
+            pass
         with self._lock:
             return self._map(fn, tasks, limits, on_result)
 
@@ -304,6 +262,8 @@ class WorkerPool:
                         results[i] = TaskResult(
                             "timeout", message=f"no answer within {limits[i]:g} s; the worker was killed",
                             seconds=time.monotonic() - slot.started)
+                        logger.warning("task %d: no answer within %g s; its worker (pid %s) is "
+                                       "killed and replaced", i, limits[i], slot.process.pid)
                         self._restart(slot)
                     else:
                         continue
@@ -320,15 +280,20 @@ class WorkerPool:
 
     def _hand_out(self, slot: _Slot, i: int, fn: Callable, args: tuple, limit: float,
                   results: list) -> bool:
+        try:
+            payload = dump_task(fn, args)
+        except MainModuleError:
+            raise
+        except Exception as exc:  # the task itself cannot be pickled
+            results[i] = TaskResult("error", message=f"cannot send the task: {type(exc).__name__}: {exc}")
+            return False
         for _ in range(2):
             try:
-                slot.conn.send((fn, args))
+                slot.conn.send_bytes(payload)
             except (BrokenPipeError, ConnectionError, EOFError, OSError):
+                logger.warning("worker (pid %s) died while idle; replaced", slot.process.pid)
                 self._restart(slot)   # the worker died while idle
                 continue
-            except Exception as exc:  # the task itself cannot be pickled
-                results[i] = TaskResult("error", message=f"cannot send the task: {type(exc).__name__}: {exc}")
-                return False
             slot.task = i
             slot.started = time.monotonic()
             slot.deadline = slot.started + limit
@@ -348,11 +313,14 @@ class WorkerPool:
         except (EOFError, OSError, ConnectionError):
             pass
         except Exception as exc:   # an answer that cannot be unpickled
+            logger.warning("unreadable answer from worker (pid %s): %s: %s; worker replaced",
+                           slot.process.pid, type(exc).__name__, exc)
             self._restart(slot)
             return TaskResult("error", message=f"unreadable answer: {type(exc).__name__}: {exc}",
                               seconds=elapsed)
         # no answer: the process ended during the task
         slot.process.join(1.0)
         reason = _describe_exit(slot.process.exitcode)
+        logger.warning("worker (pid %s) ended during a task: %s; replaced", slot.process.pid, reason)
         self._restart(slot)
         return TaskResult("died", message=reason, seconds=elapsed)
