@@ -43,25 +43,15 @@ class Operator:
         `params` (a SolveParams; default settings when None): data view and compiled or not.
         """
         if self.is_native:
-            from glns._core._native_ops import NATIVE_DESTROY, NATIVE_REPAIR
-
             supported = NATIVE_OPERATORS[self.native_name].problems
             if problem.kind not in supported:
                 raise OperatorError(f"native operator {self.native_name!r} does not handle "
                                     f"{problem.kind.upper()} (only {', '.join(sorted(k.upper() for k in supported))})")
-
-            codes = NATIVE_DESTROY if self.kind == "destroy" else NATIVE_REPAIR
-            return _BoundNative(codes[self.native_name], self.params)
+            return NATIVE_OPERATORS[self.native_name].bind(self.params)
         from glns.operators.accelerate import bind_python
         from glns.params import SolveParams
 
         return bind_python(self, problem, timeout, params if params is not None else SolveParams())
-
-
-@dataclass(frozen=True)
-class _BoundNative:
-    native_code: int
-    params: tuple[float, ...]
 
 
 def native(name: str, **params: float) -> Operator:
