@@ -16,7 +16,7 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from glns.params import SolveParams
+from glns.params import FixedTemperature, SolveParams
 from glns.problems import Problem
 from glns.rng import SplitMix64
 
@@ -144,13 +144,13 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
     cur = random_solution(problem, rng)
     cur_cost = solution_cost(problem, cur)
     best, best_cost = copy.deepcopy(cur), cur_cost
-    temp = params.temperature.to_core()
-    if temp["mode"] == "fixed":
-        T, alpha = temp["t0"], temp["alpha"]
+    temp = params.temperature
+    if isinstance(temp, FixedTemperature):
+        T, alpha = temp.t0, temp.alpha
     else:
         scale = reference_cost(problem, seed ^ _REFERENCE_SEED_XOR)
-        T = -temp["worse"] * scale / math.log(temp["accept"])
-        alpha = (temp["end_ratio"]) ** (1.0 / iterations) if T > 0 and iterations > 0 else 1.0
+        T = -temp.worse * scale / math.log(temp.accept)
+        alpha = temp.end_ratio ** (1.0 / iterations) if T > 0 and iterations > 0 else 1.0
     t0 = T
     best_curve, cur_curve = [], []
     for _ in range(iterations):

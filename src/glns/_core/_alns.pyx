@@ -24,6 +24,8 @@ from glns._core._solution cimport (
 )
 from glns._core._operator cimport NativeOp, NativeOperator, run_destroy, run_repair
 from glns._core._repair cimport greedy_insertion
+from glns._core._settings cimport RunSettings, FixedSchedule, AutoSchedule
+from glns._core._result cimport OperatorRecord, RunResult
 
 
 class OperatorTimeout(BaseException):
@@ -129,17 +131,17 @@ cdef class _OpTable:
         PyMem_Free(self.failures)
         PyMem_Free(self.outcomes)
 
-    cdef dict stats(self):
-        return {
-            "calls": np.array([self.calls[i] for i in range(self.m)], dtype=np.int64),
-            "outcomes": np.array([[self.outcomes[4 * i + j] for j in range(4)]
-                                  for i in range(self.m)], dtype=np.int64).reshape(self.m, 4),
-            "failures": np.array([self.failures[i] for i in range(self.m)], dtype=np.int64),
-            "seconds": np.array([self.seconds[i] for i in range(self.m)], dtype=np.float64),
-            "weights": np.array([self.weight[i] for i in range(self.m)], dtype=np.float64),
-            "fitness": np.array([self.fitness[i] for i in range(self.m)], dtype=np.float64),
-            "last_error": list(self.last_error),
-        }
+    cdef OperatorRecord record(self):
+        return OperatorRecord(
+            calls=np.array([self.calls[i] for i in range(self.m)], dtype=np.int64),
+            outcomes=np.array([[self.outcomes[4 * i + j] for j in range(4)]
+                               for i in range(self.m)], dtype=np.int64).reshape(self.m, 4),
+            failures=np.array([self.failures[i] for i in range(self.m)], dtype=np.int64),
+            seconds=np.array([self.seconds[i] for i in range(self.m)], dtype=np.float64),
+            weights=np.array([self.weight[i] for i in range(self.m)], dtype=np.float64),
+            fitness=np.array([self.fitness[i] for i in range(self.m)], dtype=np.float64),
+            last_error=self.last_error,
+        )
 
 
 cdef inline uint64_t _seed_python_rngs(uint64_t *rng):
@@ -246,11 +248,10 @@ def reference_cost(CoreInstance inst not None, uint64_t seed=0) -> float:
     return greedy_reference_cost(inst, seed)
 
 
-def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops, dict cfg,
-             uint64_t seed, initial=None):
-    """Run the adaptive LNS loop. See glns.solve for the meaning of cfg's entries.
-
-    Returns a dict of plain Python / NumPy values (best solution, curves, operator stats).
+def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
+             RunSettings settings not None, uint64_t seed, initial=None) -> RunResult:
+    """Run the adaptive LNS loop with `settings` (see glns.solve): native operators bound by
+    glns.operators (NativeOperator), Python ones anything with invoke(). Returns a RunResult.
     """
     if not destroy_ops or not repair_ops:
         raise ValueError("at least one destroy and one repair operator are required")
@@ -261,17 +262,15 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops, dict
     cdef uint64_t rng = seed
     cdef int nd = D.m, nr = R.m
 
-    cdef int64_t max_iter = cfg.get("iterations", -1)
-    cdef double time_limit = cfg.get("time_limit", -1.0)
-    cdef int64_t max_no_improve = cfg.get("no_improvement", -1)
-    cdef int k_min = cfg["k_min"], k_max = cfg["k_max"]
-    cdef double lam = cfg["decay"]
+    cdef int64_t max_iter = settings.max_iterations
+    cdef double time_limit = settings.max_seconds
+    cdef int64_t max_no_improve = settings.max_no_improvement
+    cdef int k_min = settings.k_min, k_max = settings.k_max
+    cdef double lam = settings.decay
     cdef double sig[4]
     for j in range(4):
-        sig[j] = cfg["scores"][j]
-    cdef bint adaptive = cfg.get("adaptive", True)
-    if max_iter < 0 and time_limit <= 0 and max_no_improve < 0:
-        raise ValueError("no stopping criterion: give iterations, time_limit or no_improvement")
+        sig[j] = settings.sigma[j]
+    cdef bint adaptive = settings.adaptive
 
     cdef double t_start = now()
     cdef double T, T0, T_end, alpha
@@ -286,19 +285,22 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops, dict
             raise ValueError(f"initial solution is invalid: {err}")
     sol_copy(&run.best, &run.cur, c)
 
-    temp = cfg["temperature"]
-    if temp["mode"] == "fixed":
-        T0 = temp["t0"]
-        alpha = temp["alpha"]
+    cdef FixedSchedule fixed
+    cdef AutoSchedule auto
+    if isinstance(settings.temperature, FixedSchedule):
+        fixed = settings.temperature
+        T0 = fixed.t0
+        alpha = fixed.alpha
         T_end = 0.0
     else:
         # Scale-aware: accept a candidate `worse` (relative) above the reference cost with
         # probability `accept` at the start; cool geometrically to end_ratio * T0 at the budget.
+        auto = settings.temperature
         scale = greedy_reference_cost(inst, seed ^ <uint64_t>0x5DEECE66D)
-        T0 = -temp["worse"] * scale / log(temp["accept"])
-        T_end = T0 * temp["end_ratio"]
+        T0 = -auto.worse * scale / log(auto.accept)
+        T_end = T0 * auto.end_ratio
         if max_iter > 0:
-            alpha = pow(temp["end_ratio"], 1.0 / max_iter) if T0 > 0 else 1.0
+            alpha = pow(auto.end_ratio, 1.0 / max_iter) if T0 > 0 else 1.0
         else:
             alpha = 1.0
             time_schedule = time_limit > 0
@@ -309,8 +311,6 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops, dict
     cdef double t_iter, elapsed, f_new, t_op
     cdef Sol tmp
     cdef bint ok, repair_called
-    if k_min < 1 or k_max < k_min:
-        raise ValueError(f"invalid destroy range {k_min}..{k_max}")
     synergy = np.zeros((nd, nr), dtype=np.float64)
     cdef double[:, ::1] S = synergy
 
@@ -402,16 +402,9 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops, dict
             grow_push(&run.iter_time, now() - t_iter)
 
     total = now() - t_start
-    return {
-        "best": sol_to_py(&run.best, c),
-        "best_cost": run.best.cost,
-        "iterations": it,
-        "runtime": total,
-        "best_curve": grow_to_numpy(&run.best_curve),
-        "current_curve": grow_to_numpy(&run.cur_curve),
-        "iteration_seconds": grow_to_numpy(&run.iter_time),
-        "destroy": D.stats(),
-        "repair": R.stats(),
-        "synergy": synergy,
-        "initial_temperature": T0,
-    }
+    return RunResult(
+        best=sol_to_py(&run.best, c), best_cost=run.best.cost, iterations=it, runtime=total,
+        best_curve=grow_to_numpy(&run.best_curve), current_curve=grow_to_numpy(&run.cur_curve),
+        iteration_seconds=grow_to_numpy(&run.iter_time), destroy=D.record(), repair=R.record(),
+        synergy=synergy, initial_temperature=T0,
+    )
