@@ -1,6 +1,8 @@
 """Native destroy operators of the library against their plain-Python twins
 (glns.operators.library.destroy), and the properties each operator promises."""
 
+import math
+
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
@@ -276,6 +278,32 @@ def test_single_segment_is_contiguous(kind, n, seed, frac):
         assert len(piece) == len(route) or i + len(piece) == k
         i += len(piece)
 
+
+
+@pytest.mark.parametrize("kind", ["tsp", "cvrp", "ovrp"])
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(2, 60), seed=st.integers(0, 10**6), frac=st.floats(0.0, 1.0),
+       spread=st.sampled_from([1.0, 1.5, 3.0, 1e9]))
+def test_radial_removal_takes_nodes_near_its_seed(kind, n, seed, frac, spread):
+    """The first removed node is the seed; the others are k - 1 of the c = ceil(spread (k - 1))
+    nodes nearest to it (by its distance row, ties by id), nearest first; spread 1: the k - 1
+    nearest exactly."""
+    problem = make_problem(kind, n, seed, 30)
+    x = random_solution(problem, SplitMix64(seed))
+    m = problem.n_customers
+    k = max(1, round(frac * m))
+    removed, _, _ = apply_destroy("radial_removal", problem.core, x, k, seed, {"spread": spread})
+    centre, others = removed[0], removed[1:]
+    row = problem.distances[centre]
+    near = sorted((v for v in range(problem.first_node, problem.n_nodes) if v != centre),
+                  key=lambda v: (row[v], v))
+    c = min(m - 1, max(k - 1, math.ceil(spread * (k - 1))))
+    assert len(removed) == k
+    assert others == [v for v in near[:c] if v in set(others)]
+    if spread == 1.0:
+        assert others == near[:k - 1]
+    with pytest.raises(OperatorError):
+        native("radial_removal", spread=0.5)
 
 # --- inside the solver ------------------------------------------------------------------------
 

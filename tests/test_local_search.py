@@ -166,20 +166,25 @@ def test_touched_empty_changes_nothing():
     assert local_search_py(problem.core, x, []) == x
 
 
-def test_registry_gives_every_repair_the_local_search_slot(monkeypatch):
-    assert operators.native("greedy_insertion", local_search=1).params == (0.0, 0.0, 0.0, 1.0)
-    assert operators.native("greedy_insertion").params[3] == 0.0
+def test_registry_gives_every_repair_the_local_search_setting():
+    """local_search is a named setting common to every repair operator, after its own
+    parameters in Operator.params (no fixed slot), and becomes the bound operator's flag."""
+    assert operators.native("greedy_insertion", local_search=1).params == (1.0,)
+    assert operators.native("greedy_insertion").params == (0.0,)
+    assert operators.native("blink_insertion", local_search=1).params == (4.0, 0.01, 0.0, 1.0)
     with pytest.raises(OperatorError):
         operators.native("greedy_insertion", local_search=2)
     with pytest.raises(OperatorError):
         operators.native("random_removal", local_search=1)
-    # a repair operator registered later gets the slot after its own (padded) parameters
-    spec = natives.NativeSpec("repair", (natives.Param("a", 1.0, 0.0), natives.Param("b", 2.0, 0.0)))
-    monkeypatch.setitem(natives.NATIVE_OPERATORS, "_test_repair", spec)
-    assert natives.native_params("_test_repair", {"local_search": 1}) == (1.0, 2.0, 0.0, 1.0)
     for name, spec in natives.NATIVE_OPERATORS.items():
+        names = [p.name for p in spec.all_params]
         if spec.kind == "repair":
-            assert len(natives.native_params(name, {})) == 4
+            assert spec.common == natives.REPAIR_COMMON and names[-1] == "local_search"
+            assert len(natives.native_params(name, {})) == len(spec.params) + 1
+            assert spec.bind(natives.native_params(name, {"local_search": 1})).values["local_search"] == 1.0
+            assert spec.bind(natives.native_params(name, {})).values["local_search"] == 0.0
+        else:
+            assert spec.common == () and "local_search" not in names
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -6,6 +6,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Union
 
+from glns._core._settings import AutoSchedule, FixedSchedule, RunSettings
+
 __all__ = ["FixedTemperature", "AutoTemperature", "SolveParams",
            "SIGMA_PAPER", "SIGMA_FLAT", "SIGMA_AGGRESSIVE"]
 
@@ -30,8 +32,9 @@ class FixedTemperature:
         if not 0 < self.alpha <= 1:
             raise ValueError(f"alpha must be in (0, 1], got {self.alpha}")
 
-    def to_core(self) -> dict[str, Any]:
-        return {"mode": "fixed", "t0": self.t0, "alpha": self.alpha}
+    def to_core(self) -> FixedSchedule:
+        """The core's typed schedule."""
+        return FixedSchedule(t0=self.t0, alpha=self.alpha)
 
 
 @dataclass(frozen=True)
@@ -56,9 +59,9 @@ class AutoTemperature:
         if not 0 < self.end_ratio <= 1:
             raise ValueError(f"end_ratio must be in (0, 1], got {self.end_ratio}")
 
-    def to_core(self) -> dict[str, Any]:
-        return {"mode": "auto", "worse": self.worse, "accept": self.accept,
-                "end_ratio": self.end_ratio}
+    def to_core(self) -> AutoSchedule:
+        """The core's typed schedule."""
+        return AutoSchedule(worse=self.worse, accept=self.accept, end_ratio=self.end_ratio)
 
 
 Temperature = Union[FixedTemperature, AutoTemperature]
@@ -140,8 +143,13 @@ class SolveParams:
             k_lo, k_hi = min(k_lo, self.max_destroy), min(k_hi, self.max_destroy)
         return k_lo, k_hi
 
-    def to_core(self, n_customers: int) -> dict[str, Any]:
+    def to_core(self, n_customers: int, *, iterations: int | None = None,
+                time_limit: float | None = None, no_improvement: int | None = None) -> RunSettings:
+        """The core's typed settings for an instance with `n_customers`, with the stop budgets
+        (validated by ``glns.solve.stop_settings``; None: not used, at least one is needed)."""
         k_min, k_max = self.destroy_range(n_customers)
-        return {"k_min": k_min, "k_max": k_max, "decay": self.decay,
-                "scores": tuple(float(s) for s in self.scores),
-                "temperature": self.temperature.to_core(), "adaptive": self.adaptive}
+        return RunSettings(k_min=k_min, k_max=k_max, decay=self.decay,
+                           scores=tuple(float(s) for s in self.scores),
+                           temperature=self.temperature.to_core(), adaptive=self.adaptive,
+                           iterations=iterations, time_limit=time_limit,
+                           no_improvement=no_improvement)

@@ -16,8 +16,10 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from glns.params import SolveParams
+from glns.operators.seeds import BY_PROBLEM
+from glns.params import FixedTemperature, SolveParams
 from glns.problems import Problem
+from glns.problems.solutions import matrix_cost, random_solution, shuffled_nodes, solution_cost
 from glns.rng import SplitMix64
 
 __all__ = ["solution_cost", "matrix_cost", "random_solution", "reference_cost", "reference_alns"]
@@ -26,64 +28,10 @@ __all__ = ["solution_cost", "matrix_cost", "random_solution", "reference_cost", 
 _REFERENCE_SEED_XOR = 0x5DEECE66D
 
 
-def solution_cost(problem: Problem, solution: Any) -> float:
-    """Objective of a solution, summed in the core's canonical order (one running total)."""
-    return matrix_cost(problem.distances, solution, not problem.has_depot, not problem.closed_routes)
-
-
-def matrix_cost(d: np.ndarray, solution: Any, tsp: bool, open_routes: bool) -> float:
-    """The core's sol_cost on a distance matrix: one running total, routes in order, arcs in
-    route order (a TSP tour read as a cycle; an open route ends at its last customer)."""
-    total = 0.0
-    if tsp:
-        n = len(solution)
-        for i in range(n):
-            total += d[solution[i], solution[(i + 1) % n]]
-        return total
-    for route in solution:
-        if not route:
-            continue
-        prev = 0
-        for c in route:
-            total += d[prev, c]
-            prev = c
-        if not open_routes:
-            total += d[prev, 0]
-    return total
-
-
-def _shuffled_nodes(problem: Problem, rng: SplitMix64) -> list[int]:
-    order = list(range(problem.first_node, problem.n_nodes))
-    for i in range(len(order) - 1, 0, -1):
-        j = rng.randrange(i + 1)
-        order[i], order[j] = order[j], order[i]
-    return order
-
-
-def random_solution(problem: Problem, rng: SplitMix64) -> Any:
-    """The initial solution (docs/method.md): a random permutation, cut greedily by capacity
-    for VRP (as the core does)."""
-    order = _shuffled_nodes(problem, rng)
-    if not problem.capacitated:
-        return order
-    routes: list[list[int]] = []
-    load = 0
-    for c in order:
-        q = int(problem.demands[c])
-        if not routes or load + q > problem.capacity:
-            routes.append([])
-            load = 0
-        routes[-1].append(c)
-        load += q
-    return routes
-
-
 def reference_cost(problem: Problem, seed: int) -> float:
     """Twin of the core's cost scale: greedy insertion of all nodes in a random order."""
-    from glns.operators.seeds import BY_PROBLEM
-
     rng = SplitMix64(seed)
-    order = _shuffled_nodes(problem, rng)
+    order = shuffled_nodes(problem, rng)
     sol = BY_PROBLEM[problem.kind].greedy_insertion([], order, problem.problem_data(), rng)
     return solution_cost(problem, sol)
 
@@ -144,13 +92,13 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
     cur = random_solution(problem, rng)
     cur_cost = solution_cost(problem, cur)
     best, best_cost = copy.deepcopy(cur), cur_cost
-    temp = params.temperature.to_core()
-    if temp["mode"] == "fixed":
-        T, alpha = temp["t0"], temp["alpha"]
+    temp = params.temperature
+    if isinstance(temp, FixedTemperature):
+        T, alpha = temp.t0, temp.alpha
     else:
         scale = reference_cost(problem, seed ^ _REFERENCE_SEED_XOR)
-        T = -temp["worse"] * scale / math.log(temp["accept"])
-        alpha = (temp["end_ratio"]) ** (1.0 / iterations) if T > 0 and iterations > 0 else 1.0
+        T = -temp.worse * scale / math.log(temp.accept)
+        alpha = temp.end_ratio ** (1.0 / iterations) if T > 0 and iterations > 0 else 1.0
     t0 = T
     best_curve, cur_curve = [], []
     for _ in range(iterations):

@@ -9,6 +9,10 @@ from typing import Any, Iterable
 import numpy as np
 
 from glns import operators as _ops
+from glns._core._alns import run_alns
+from glns._core._result import OperatorRecord, RunResult
+from glns._core._settings import RunSettings
+from glns.checks import check_count, check_seed
 from glns.operators.arguments import parse_arguments
 from glns.operators.bridge import alarm_installed
 from glns.params import SolveParams
@@ -32,17 +36,13 @@ def stop_settings(iterations: Any, time_limit: Any, no_improvement: Any) -> dict
     """The core's stop settings from the budgets of :func:`solve`; ValueError for a bad one."""
     out: dict[str, Any] = {}
     if iterations is not None:
-        if isinstance(iterations, bool) or int(iterations) != iterations or iterations < 0:
-            raise ValueError(f"iterations must be a non-negative integer, got {iterations!r}")
-        out["iterations"] = int(iterations)
+        out["iterations"] = check_count(iterations, "iterations", minimum=0)
     if time_limit is not None:
         if not time_limit > 0:
             raise ValueError(f"time_limit must be > 0 seconds, got {time_limit!r}")
         out["time_limit"] = float(time_limit)
     if no_improvement is not None:
-        if isinstance(no_improvement, bool) or int(no_improvement) != no_improvement or no_improvement < 1:
-            raise ValueError(f"no_improvement must be a positive integer, got {no_improvement!r}")
-        out["no_improvement"] = int(no_improvement)
+        out["no_improvement"] = check_count(no_improvement, "no_improvement")
     return out
 
 
@@ -80,12 +80,10 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
     params = params if params is not None else SolveParams()
     if not isinstance(params, SolveParams):
         raise TypeError(f"params must be SolveParams, got {type(params).__name__}")
-    cfg = params.to_core(problem.n_customers)
     if iterations is None and time_limit is None and no_improvement is None:
         iterations = DEFAULT_ITERATIONS
-    cfg.update(stop_settings(iterations, time_limit, no_improvement))
-    if int(seed) != seed or not 0 <= seed < 2**64:
-        raise ValueError(f"seed must be a non-negative integer, got {seed} (largest: 2**64 - 1)")
+    settings = params.to_core(problem.n_customers, **stop_settings(iterations, time_limit, no_improvement))
+    seed = check_seed(seed)
 
     destroy_ops, repair_ops = parse_arguments(destroy, repair, problem.kind,
                                               defaults=(DEFAULT_DESTROY, DEFAULT_REPAIR))
@@ -97,41 +95,39 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
         bound_d = [op.bind(problem, params.op_timeout, params) for op in destroy_ops]
         bound_r = [op.bind(problem, params.op_timeout, params) for op in repair_ops]
         with alarm_installed() if uses_python and params.op_timeout else contextlib.nullcontext():
-            raw = _run(problem, bound_d, bound_r, cfg, int(seed), initial_solution)
+            run = _run(problem, bound_d, bound_r, settings, int(seed), initial_solution)
     finally:
         if saved is not None:
             random.setstate(saved[0])
             np.random.set_state(saved[1])
-    return _result(problem, raw, destroy_ops, repair_ops, int(seed), bound_d, bound_r)
+    return _result(problem, run, destroy_ops, repair_ops, int(seed), bound_d, bound_r)
 
 
-def _run(problem: Problem, bound_d: list, bound_r: list, cfg: dict[str, Any], seed: int,
-         initial_solution: Any) -> dict[str, Any]:
-    from glns._core._alns import run_alns
-
-    return run_alns(problem.core, bound_d, bound_r, cfg, seed, initial_solution)
+def _run(problem: Problem, bound_d: list, bound_r: list, settings: RunSettings, seed: int,
+         initial_solution: Any) -> RunResult:
+    return run_alns(problem.core, bound_d, bound_r, settings, seed, initial_solution)
 
 
-def _stats(ops: Iterable[_ops.Operator], raw: dict[str, Any], bound: list) -> tuple[OperatorStats, ...]:
+def _stats(ops: Iterable[_ops.Operator], record: OperatorRecord, bound: list) -> tuple[OperatorStats, ...]:
     return tuple(
-        OperatorStats(name=op.name, kind=op.kind, calls=int(raw["calls"][i]),
-                      outcomes=tuple(int(x) for x in raw["outcomes"][i]),
-                      failures=int(raw["failures"][i]), seconds=float(raw["seconds"][i]),
-                      weight=float(raw["weights"][i]), fitness=float(raw["fitness"][i]),
-                      last_error=raw["last_error"][i],
+        OperatorStats(name=op.name, kind=op.kind, calls=int(record.calls[i]),
+                      outcomes=tuple(int(x) for x in record.outcomes[i]),
+                      failures=int(record.failures[i]), seconds=float(record.seconds[i]),
+                      weight=float(record.weights[i]), fitness=float(record.fitness[i]),
+                      last_error=record.last_error[i],
                       form=getattr(b, "form", "native"), form_reason=getattr(b, "form_reason", ""))
         for i, (op, b) in enumerate(zip(ops, bound))
     )
 
 
-def _result(problem: Problem, raw: dict[str, Any], destroy_ops: list, repair_ops: list,
+def _result(problem: Problem, run: RunResult, destroy_ops: list, repair_ops: list,
             seed: int, bound_d: list, bound_r: list) -> Result:
     return Result(
-        problem_kind=problem.kind, solution=raw["best"], cost=float(raw["best_cost"]),
-        iterations=int(raw["iterations"]), runtime=float(raw["runtime"]), seed=seed,
-        best_curve=raw["best_curve"], current_curve=raw["current_curve"],
-        iteration_seconds=raw["iteration_seconds"],
-        destroy_stats=_stats(destroy_ops, raw["destroy"], bound_d),
-        repair_stats=_stats(repair_ops, raw["repair"], bound_r),
-        synergy=raw["synergy"], initial_temperature=float(raw["initial_temperature"]),
+        problem_kind=problem.kind, solution=run.best, cost=run.best_cost,
+        iterations=run.iterations, runtime=run.runtime, seed=seed,
+        best_curve=run.best_curve, current_curve=run.current_curve,
+        iteration_seconds=run.iteration_seconds,
+        destroy_stats=_stats(destroy_ops, run.destroy, bound_d),
+        repair_stats=_stats(repair_ops, run.repair, bound_r),
+        synergy=run.synergy, initial_temperature=run.initial_temperature,
     )

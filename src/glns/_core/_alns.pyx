@@ -10,7 +10,7 @@ import numpy as np
 
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memset
 from libc.math cimport exp, log, pow, floor, INFINITY
 from libc.stdint cimport uint64_t, int64_t
 
@@ -22,7 +22,10 @@ from glns._core._solution cimport (
     Solution, sol_alloc, sol_free, sol_copy, sol_cost, sol_random_init, sol_to_py, sol_load,
     sol_clear,
 )
-from glns._core._native_ops cimport native_destroy, native_repair, OP_GREEDY_INSERTION, N_PARAMS
+from glns._core._operator cimport NativeOp, NativeOperator, run_destroy, run_repair
+from glns._core._repair cimport greedy_insertion
+from glns._core._settings cimport RunSettings, FixedSchedule, AutoSchedule
+from glns._core._result cimport OperatorRecord, RunResult
 
 
 class OperatorTimeout(BaseException):
@@ -82,10 +85,9 @@ cdef inline int roulette(const double *w, int m, bint adaptive, uint64_t *rng) n
 
 
 cdef class _OpTable:
-    """C arrays describing a list of operators (native code or -1 for Python)."""
+    """C arrays describing a list of operators; a Python operator's NativeOp is all NULL."""
     cdef int m
-    cdef int *code
-    cdef double *param       # m x N_PARAMS
+    cdef NativeOp *native
     cdef double *weight
     cdef double *fitness
     cdef double *seconds
@@ -95,12 +97,11 @@ cdef class _OpTable:
     cdef list ops
     cdef list last_error
 
-    def __cinit__(self, list ops):
+    def __cinit__(self, list ops, str kind):
         self.m = len(ops)
         self.ops = ops
         self.last_error = [None] * self.m
-        self.code = <int *> PyMem_Malloc(self.m * sizeof(int))
-        self.param = <double *> PyMem_Malloc(N_PARAMS * self.m * sizeof(double))
+        self.native = <NativeOp *> PyMem_Malloc(self.m * sizeof(NativeOp))
         self.weight = <double *> PyMem_Malloc(self.m * sizeof(double))
         self.fitness = <double *> PyMem_Malloc(self.m * sizeof(double))
         self.seconds = <double *> PyMem_Malloc(self.m * sizeof(double))
@@ -108,12 +109,11 @@ cdef class _OpTable:
         self.failures = <int64_t *> PyMem_Malloc(self.m * sizeof(int64_t))
         self.outcomes = <int64_t *> PyMem_Malloc(4 * self.m * sizeof(int64_t))
         for i, op in enumerate(ops):
-            self.code[i] = op.native_code
-            params = tuple(op.params)
-            if len(params) > N_PARAMS:
-                raise ValueError(f"a native operator takes at most {N_PARAMS} parameters")
-            for j in range(N_PARAMS):
-                self.param[N_PARAMS * i + j] = params[j] if j < len(params) else 0.0
+            memset(&self.native[i], 0, sizeof(NativeOp))
+            if isinstance(op, NativeOperator):
+                if (<NativeOperator> op).kind != kind:
+                    raise ValueError(f"{op!r} used as a {kind} operator")
+                self.native[i] = (<NativeOperator> op).op
             self.weight[i] = 1.0
             self.fitness[i] = 0.0
             self.seconds[i] = 0.0
@@ -123,8 +123,7 @@ cdef class _OpTable:
                 self.outcomes[4 * i + j] = 0
 
     def __dealloc__(self):
-        PyMem_Free(self.code)
-        PyMem_Free(self.param)
+        PyMem_Free(self.native)
         PyMem_Free(self.weight)
         PyMem_Free(self.fitness)
         PyMem_Free(self.seconds)
@@ -132,17 +131,17 @@ cdef class _OpTable:
         PyMem_Free(self.failures)
         PyMem_Free(self.outcomes)
 
-    cdef dict stats(self):
-        return {
-            "calls": np.array([self.calls[i] for i in range(self.m)], dtype=np.int64),
-            "outcomes": np.array([[self.outcomes[4 * i + j] for j in range(4)]
-                                  for i in range(self.m)], dtype=np.int64).reshape(self.m, 4),
-            "failures": np.array([self.failures[i] for i in range(self.m)], dtype=np.int64),
-            "seconds": np.array([self.seconds[i] for i in range(self.m)], dtype=np.float64),
-            "weights": np.array([self.weight[i] for i in range(self.m)], dtype=np.float64),
-            "fitness": np.array([self.fitness[i] for i in range(self.m)], dtype=np.float64),
-            "last_error": list(self.last_error),
-        }
+    cdef OperatorRecord record(self):
+        return OperatorRecord(
+            calls=np.array([self.calls[i] for i in range(self.m)], dtype=np.int64),
+            outcomes=np.array([[self.outcomes[4 * i + j] for j in range(4)]
+                               for i in range(self.m)], dtype=np.int64).reshape(self.m, 4),
+            failures=np.array([self.failures[i] for i in range(self.m)], dtype=np.int64),
+            seconds=np.array([self.seconds[i] for i in range(self.m)], dtype=np.float64),
+            weights=np.array([self.weight[i] for i in range(self.m)], dtype=np.float64),
+            fitness=np.array([self.fitness[i] for i in range(self.m)], dtype=np.float64),
+            last_error=self.last_error,
+        )
 
 
 cdef inline uint64_t _seed_python_rngs(uint64_t *rng):
@@ -229,9 +228,6 @@ cdef double greedy_reference_cost(CoreInstance inst, uint64_t seed) except? -1:
     cdef int m = inst.n - inst.c.first
     cdef int *order = <int *> PyMem_Malloc(max(m, 1) * sizeof(int))
     cdef int i, j, t
-    cdef double no_params[N_PARAMS]
-    for i in range(N_PARAMS):
-        no_params[i] = 0.0
     try:
         for i in range(m):
             order[i] = inst.c.first + i
@@ -241,8 +237,8 @@ cdef double greedy_reference_cost(CoreInstance inst, uint64_t seed) except? -1:
             order[i] = order[j]
             order[j] = t
         sol_clear(&sol.s, &inst.c)
-        native_repair(OP_GREEDY_INSERTION, no_params, &sol.s, &inst.c, order, m, &state)
-        return sol.s.cost
+        greedy_insertion(&sol.s, &inst.c, order, m)
+        return sol_cost(&sol.s, &inst.c)
     finally:
         PyMem_Free(order)
 
@@ -252,33 +248,29 @@ def reference_cost(CoreInstance inst not None, uint64_t seed=0) -> float:
     return greedy_reference_cost(inst, seed)
 
 
-def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops, dict cfg,
-             uint64_t seed, initial=None):
-    """Run the adaptive LNS loop. See glns.solve for the meaning of cfg's entries.
-
-    Returns a dict of plain Python / NumPy values (best solution, curves, operator stats).
+def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
+             RunSettings settings not None, uint64_t seed, initial=None) -> RunResult:
+    """Run the adaptive LNS loop with `settings` (see glns.solve): native operators bound by
+    glns.operators (NativeOperator), Python ones anything with invoke(). Returns a RunResult.
     """
     if not destroy_ops or not repair_ops:
         raise ValueError("at least one destroy and one repair operator are required")
-    cdef _OpTable D = _OpTable(destroy_ops)
-    cdef _OpTable R = _OpTable(repair_ops)
+    cdef _OpTable D = _OpTable(destroy_ops, "destroy")
+    cdef _OpTable R = _OpTable(repair_ops, "repair")
     cdef _Run run = _Run(inst)
     cdef const Inst *c = &inst.c
     cdef uint64_t rng = seed
     cdef int nd = D.m, nr = R.m
 
-    cdef int64_t max_iter = cfg.get("iterations", -1)
-    cdef double time_limit = cfg.get("time_limit", -1.0)
-    cdef int64_t max_no_improve = cfg.get("no_improvement", -1)
-    cdef int k_min = cfg["k_min"], k_max = cfg["k_max"]
-    cdef double lam = cfg["decay"]
+    cdef int64_t max_iter = settings.max_iterations
+    cdef double time_limit = settings.max_seconds
+    cdef int64_t max_no_improve = settings.max_no_improvement
+    cdef int k_min = settings.k_min, k_max = settings.k_max
+    cdef double lam = settings.decay
     cdef double sig[4]
     for j in range(4):
-        sig[j] = cfg["scores"][j]
-    cdef bint adaptive = cfg.get("adaptive", True)
-    cdef bint all_native = all(op.native_code >= 0 for op in destroy_ops + repair_ops)
-    if max_iter < 0 and time_limit <= 0 and max_no_improve < 0:
-        raise ValueError("no stopping criterion: give iterations, time_limit or no_improvement")
+        sig[j] = settings.sigma[j]
+    cdef bint adaptive = settings.adaptive
 
     cdef double t_start = now()
     cdef double T, T0, T_end, alpha
@@ -293,19 +285,22 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops, dict
             raise ValueError(f"initial solution is invalid: {err}")
     sol_copy(&run.best, &run.cur, c)
 
-    temp = cfg["temperature"]
-    if temp["mode"] == "fixed":
-        T0 = temp["t0"]
-        alpha = temp["alpha"]
+    cdef FixedSchedule fixed
+    cdef AutoSchedule auto
+    if isinstance(settings.temperature, FixedSchedule):
+        fixed = settings.temperature
+        T0 = fixed.t0
+        alpha = fixed.alpha
         T_end = 0.0
     else:
         # Scale-aware: accept a candidate `worse` (relative) above the reference cost with
         # probability `accept` at the start; cool geometrically to end_ratio * T0 at the budget.
+        auto = settings.temperature
         scale = greedy_reference_cost(inst, seed ^ <uint64_t>0x5DEECE66D)
-        T0 = -temp["worse"] * scale / log(temp["accept"])
-        T_end = T0 * temp["end_ratio"]
+        T0 = -auto.worse * scale / log(auto.accept)
+        T_end = T0 * auto.end_ratio
         if max_iter > 0:
-            alpha = pow(temp["end_ratio"], 1.0 / max_iter) if T0 > 0 else 1.0
+            alpha = pow(auto.end_ratio, 1.0 / max_iter) if T0 > 0 else 1.0
         else:
             alpha = 1.0
             time_schedule = time_limit > 0
@@ -316,8 +311,6 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops, dict
     cdef double t_iter, elapsed, f_new, t_op
     cdef Sol tmp
     cdef bint ok, repair_called
-    if k_min < 1 or k_max < k_min:
-        raise ValueError(f"invalid destroy range {k_min}..{k_max}")
     synergy = np.zeros((nd, nr), dtype=np.float64)
     cdef double[:, ::1] S = synergy
 
@@ -341,9 +334,9 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops, dict
             ok = True
             repair_called = False
             n_removed = 0
-            if D.code[d] >= 0:
+            if D.native[d].destroy != NULL:
                 t_op = now()
-                native_destroy(D.code[d], &D.param[N_PARAMS * d], &run.cand, c, k, run.removed, &n_removed, &rng)
+                run_destroy(&D.native[d], &run.cand, c, k, run.removed, &n_removed, &rng)
                 D.seconds[d] += now() - t_op
             else:
                 with gil:
@@ -354,9 +347,9 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops, dict
                         D.last_error[d] = err
             if ok:
                 repair_called = True
-                if R.code[r] >= 0:
+                if R.native[r].repair != NULL:
                     t_op = now()
-                    native_repair(R.code[r], &R.param[N_PARAMS * r], &run.cand, c, run.removed, n_removed, &rng)
+                    run_repair(&R.native[r], &run.cand, c, run.removed, n_removed, &rng)
                     R.seconds[r] += now() - t_op
                 else:
                     with gil:
@@ -409,17 +402,9 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops, dict
             grow_push(&run.iter_time, now() - t_iter)
 
     total = now() - t_start
-    return {
-        "best": sol_to_py(&run.best, c),
-        "best_cost": run.best.cost,
-        "iterations": it,
-        "runtime": total,
-        "best_curve": grow_to_numpy(&run.best_curve),
-        "current_curve": grow_to_numpy(&run.cur_curve),
-        "iteration_seconds": grow_to_numpy(&run.iter_time),
-        "destroy": D.stats(),
-        "repair": R.stats(),
-        "synergy": synergy,
-        "initial_temperature": T0,
-        "all_native": all_native,
-    }
+    return RunResult(
+        best=sol_to_py(&run.best, c), best_cost=run.best.cost, iterations=it, runtime=total,
+        best_curve=grow_to_numpy(&run.best_curve), current_curve=grow_to_numpy(&run.cur_curve),
+        iteration_seconds=grow_to_numpy(&run.iter_time), destroy=D.record(), repair=R.record(),
+        synergy=synergy, initial_temperature=T0,
+    )

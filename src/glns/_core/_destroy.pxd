@@ -15,3 +15,5 @@ cdef int route_removal(Sol *s, const Inst *inst, int k, int *removed, int *n_rem
                        uint64_t *rng) except -1 nogil
 cdef int segment_removal(Sol *s, const Inst *inst, int k, double segments, int *removed,
                          int *n_removed, uint64_t *rng) except -1 nogil
+cdef int radial_removal(Sol *s, const Inst *inst, int k, double spread, int *removed,
+                        int *n_removed, uint64_t *rng) except -1 nogil

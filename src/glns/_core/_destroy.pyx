@@ -4,7 +4,7 @@
 # numbers in the same order, so tests compare them move for move.
 from libc.stdlib cimport malloc, calloc, free, qsort
 from libc.string cimport memmove
-from libc.math cimport pow
+from libc.math cimport pow, ceil
 from libc.stdint cimport uint64_t
 
 from glns._core._types cimport Inst, Sol, KIND_TSP
@@ -397,4 +397,77 @@ cdef int segment_removal(Sol *s, const Inst *inst, int k, double segments, int *
                 _take(s, inst, row[(start + x) % L], removed, n_removed)
             _compact(s, r)
             need -= t
+    return 0
+
+
+cdef int radial_removal(Sol *s, const Inst *inst, int k, double spread, int *removed,
+                        int *n_removed, uint64_t *rng) except -1 nogil:
+    """Radial ruin (Schrimpf et al. 2000): a uniformly drawn seed node, then k - 1 of the c
+    routable nodes nearest to it, removed nearest first. c = ceil(spread * (k - 1)) within
+    [k - 1, m - 1]; the k - 1 are drawn uniformly among the c by a partial Fisher-Yates over
+    their ranks (no draws when c == k - 1: spread 1 takes exactly the nearest). Nearness is the
+    seed's row of the distance matrix, ties by node id: the first c columns of the neighbour
+    table when it has them, else a full sort (the same order). O(m log m) at worst."""
+    cdef int m = inst.n - inst.first
+    cdef int seed, c, i, j, t, v, count = 0
+    cdef double x
+    k = _clamp_k(k, m)
+    seed = inst.first + rng_below(rng, m)
+    x = spread * (k - 1)
+    c = m - 1 if not x < m - 1 else <int> ceil(x)    # `not <`: a NaN takes every node
+    if c < k - 1:
+        c = k - 1
+    cdef int *near = <int *> malloc((c if c > 0 else 1) * sizeof(int))
+    cdef int *ranks = <int *> malloc((c if c > 0 else 1) * sizeof(int))
+    cdef char *chosen = <char *> calloc(c if c > 0 else 1, sizeof(char))
+    cdef char *touched = <char *> calloc(s.n_routes if s.n_routes > 0 else 1, sizeof(char))
+    cdef Keyed *order = NULL
+    if c > inst.n_neigh:
+        order = <Keyed *> malloc(max(m, 1) * sizeof(Keyed))
+    if near == NULL or ranks == NULL or chosen == NULL or touched == NULL or (
+            c > inst.n_neigh and order == NULL):
+        free(near)
+        free(ranks)
+        free(chosen)
+        free(touched)
+        free(order)
+        with gil:
+            raise MemoryError()
+    if c <= inst.n_neigh:
+        for i in range(c):
+            near[i] = inst.neigh[seed * inst.n_neigh + i]
+    else:
+        for v in range(inst.first, inst.n):
+            if v != seed:
+                order[count].key = inst.dist[seed * inst.n + v]
+                order[count].node = v
+                count += 1
+        qsort(order, count, sizeof(Keyed), keyed_cmp)
+        for i in range(c):
+            near[i] = order[i].node
+        free(order)
+    for i in range(c):
+        ranks[i] = i
+    if c > k - 1:
+        for i in range(k - 1):
+            j = i + rng_below(rng, c - i)
+            t = ranks[i]
+            ranks[i] = ranks[j]
+            ranks[j] = t
+    for i in range(k - 1):
+        chosen[ranks[i]] = 1
+    n_removed[0] = 0
+    touched[s.route_of[seed]] = 1
+    _take(s, inst, seed, removed, n_removed)
+    for i in range(c):
+        if chosen[i]:
+            touched[s.route_of[near[i]]] = 1
+            _take(s, inst, near[i], removed, n_removed)
+    for t in range(s.n_routes):
+        if touched[t]:
+            _compact(s, t)
+    free(near)
+    free(ranks)
+    free(chosen)
+    free(touched)
     return 0

@@ -25,6 +25,7 @@ import time
 from dataclasses import dataclass
 from typing import Any, Callable, Sequence
 
+from glns.checks import check_count, check_seed
 from glns.exceptions import GlnsError
 from glns.executors import BACKENDS, Executor, TaskResult, check_workers, make_executor
 from glns.params import SolveParams
@@ -142,12 +143,10 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
     workers = check_workers(workers)
     if errors not in ("raise", "return"):
         raise ValueError(f"errors must be 'raise' or 'return', got {errors!r}")
-    if isinstance(retries, bool) or int(retries) != retries or retries < 0:
-        raise ValueError(f"retries must be a non-negative integer, got {retries!r}")
+    retries = check_count(retries, "retries", minimum=0)
     if task_timeout is not None and not task_timeout > 0:
         raise ValueError(f"task_timeout must be > 0 seconds, got {task_timeout!r}")
-    if isinstance(seed, bool) or int(seed) != seed or not 0 <= seed < 2**64:
-        raise ValueError(f"seed must be a non-negative integer below 2**64, got {seed!r}")
+    seed = check_seed(seed)
     if not (progress is True or progress is False or callable(progress)):
         raise TypeError(f"progress must be True, False or a callable, got {type(progress).__name__}")
     stop_settings(iterations, time_limit, no_improvement)   # a bad budget fails before any task

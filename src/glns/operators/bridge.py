@@ -210,9 +210,6 @@ class BoundPythonOperator:
     the operator to a compiled twin built in the background.
     """
 
-    native_code = -1
-    params = ()
-
     def __init__(self, func: Callable, data: dict[str, Any], matrix: Any, convention: str,
                  timeout: float | None) -> None:
         self._convention = convention

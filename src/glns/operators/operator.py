@@ -113,15 +113,11 @@ class Operator:
         if not self.loaded:
             return self.load().bind(problem, timeout, params)
         if self.is_native:
-            from glns._core._native_ops import NATIVE_DESTROY, NATIVE_REPAIR
-
             supported = NATIVE_OPERATORS[self.native_name].problems
             if problem.kind not in supported:
                 raise OperatorError(f"native operator {self.native_name!r} does not handle "
                                     f"{problem.kind.upper()} (only {', '.join(sorted(k.upper() for k in supported))})")
-
-            codes = NATIVE_DESTROY if self.kind == "destroy" else NATIVE_REPAIR
-            return _BoundNative(codes[self.native_name], self.params)
+            return NATIVE_OPERATORS[self.native_name].bind(self.params)
         from glns.operators.accelerate import bind_python
         from glns.params import SolveParams
 
@@ -133,12 +129,6 @@ class Operator:
             bound.form_reason += ("; not compiled: outside the main thread the time limit stops only "
                                   "interpreted code (op_timeout=None allows compiled forms)")
         return bound
-
-
-@dataclass(frozen=True)
-class _BoundNative:
-    native_code: int
-    params: tuple[float, ...]
 
 
 def native(name: str, **params: float) -> Operator:

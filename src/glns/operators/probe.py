@@ -25,7 +25,7 @@ from glns._core._alns import OperatorTimeout
 from glns.operators.bridge import time_limit
 from glns.operators.views import VIEWS, cached_per_problem, view_data, view_of_matrix
 from glns.problems import Problem, problem_class
-from glns.reference import random_solution
+from glns.problems.solutions import random_solution
 from glns.rng import SplitMix64
 
 __all__ = ["Form", "Trial", "Negotiation", "ProbeCase", "probe_cases", "probe_problem", "negotiate",

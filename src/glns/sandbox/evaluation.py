@@ -18,6 +18,7 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+from glns.checks import check_count, check_seed
 from glns.exceptions import OperatorError
 from glns.executors import Executor, TaskResult, WorkerPool
 from glns.operators import Operator
@@ -183,9 +184,8 @@ def evaluate(instances: Sequence[Problem], destroy: Any, repair: Any, *,
     Returns one :class:`RunOutcome` per instance, in order; a failed run never raises.
     """
     wires = operator_wires(destroy, repair, {p.kind for p in instances if isinstance(p, Problem)})
-    if int(iterations) != iterations or iterations < 1:
-        raise ValueError(f"iterations must be a positive integer, got {iterations}")
-    seeds = list(range(len(instances))) if seeds is None else [int(s) for s in seeds]
+    iterations = check_count(iterations, "iterations", minimum=0)
+    seeds = list(range(len(instances))) if seeds is None else [check_seed(s) for s in seeds]
     if len(seeds) != len(instances):
         raise ValueError(f"{len(seeds)} seeds for {len(instances)} instances")
     params = params if params is not None else SolveParams(op_timeout=DEFAULT_OP_TIMEOUT)

@@ -12,14 +12,17 @@ matrix (or ``problem_data["neighbours"]`` when given, e.g. a shorter table in te
 
 from __future__ import annotations
 
+import math
 import random
 from typing import Any
 
 import numpy as np
 
 from glns.neighbours import nearest_neighbours
+from glns.operators import seeds
 
-__all__ = ["string_removal", "related_removal", "route_removal", "segment_removal"]
+__all__ = ["random_removal", "worst_removal", "string_removal", "related_removal", "route_removal",
+           "segment_removal", "radial_removal"]
 
 
 def _setup(x: Any, destroy_cnt: int, problem_data: dict) -> tuple[bool, list[list[int]], int, int]:
@@ -53,6 +56,22 @@ def _locate(routes: list[list[int]], v: int) -> tuple[int, int]:
 def _count(value: float, cap: int) -> int:
     """A count parameter as an int in [1, cap], as the core reads it."""
     return cap if value >= cap else (1 if value < 1 else int(value))
+
+
+def random_removal(x, destroy_cnt, problem_data, rng=random):
+    """The paper's seed operator of the problem kind (``glns.operators.seeds``): k nodes drawn
+    uniformly."""
+    return _seed_twins(problem_data).random_removal(x, destroy_cnt, problem_data, rng)
+
+
+def worst_removal(x, destroy_cnt, problem_data, rng=random, randomness=3.0):
+    """The paper's seed operator of the problem kind (``glns.operators.seeds``): nodes with
+    the largest removal saving, randomised."""
+    return _seed_twins(problem_data).worst_removal(x, destroy_cnt, problem_data, rng, randomness)
+
+
+def _seed_twins(problem_data: dict) -> Any:
+    return seeds.tsp if "demands" not in problem_data else seeds.vrp
 
 
 def _cut_string(routes, tsp, c, lsmax, limit, split_rate, split_depth, rng) -> list[int]:
@@ -200,3 +219,31 @@ def segment_removal(x, destroy_cnt, problem_data, rng=random, segments=1.0):
             removed += cut
             need -= t
     return _result(tsp, routes, removed)
+
+
+def radial_removal(x, destroy_cnt, problem_data, rng=random, spread=1.0):
+    """Radial ruin: a uniform seed node, then k - 1 of the c = ceil(spread * (k - 1)) nodes
+    nearest to it (within [k - 1, m - 1]; by the seed's distance row, ties by id), drawn by a
+    partial Fisher-Yates over their ranks when c > k - 1, and removed nearest first."""
+    tsp, routes, first, k = _setup(x, destroy_cnt, problem_data)
+    n = len(problem_data["distance_matrix"])
+    m = n - first
+    seed = first + rng.randrange(m)
+    spread_k = spread * (k - 1)
+    c = m - 1 if not spread_k < m - 1 else math.ceil(spread_k)
+    c = max(c, k - 1)
+    neigh = _neighbours(problem_data, first)
+    if c <= neigh.shape[1]:
+        near = [int(v) for v in neigh[seed][:c]]
+    else:
+        row = problem_data["distance_matrix"][seed]
+        near = sorted((v for v in range(first, n) if v != seed), key=lambda v: (row[v], v))[:c]
+    ranks = list(range(c))
+    if c > k - 1:
+        for i in range(k - 1):
+            j = i + rng.randrange(c - i)
+            ranks[i], ranks[j] = ranks[j], ranks[i]
+    chosen = set(ranks[:k - 1])
+    removed = [seed] + [near[i] for i in range(c) if i in chosen]
+    gone = set(removed)
+    return _result(tsp, [[v for v in route if v not in gone] for route in routes], removed)

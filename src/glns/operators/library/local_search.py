@@ -27,7 +27,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 
 from glns.neighbours import MAX_NEIGHBOURS, nearest_neighbours
-from glns.reference import matrix_cost
+from glns.problems.solutions import matrix_cost
 
 __all__ = ["LS_NEIGHBOURS", "LS_REL_EPS", "local_search", "improving_moves"]
 

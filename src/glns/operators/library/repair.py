@@ -24,13 +24,21 @@ from typing import Any
 import numpy as np
 
 from glns.neighbours import nearest_neighbours
+from glns.operators import seeds
 
-__all__ = ["blink_insertion", "regret_insertion", "ORDER_RANDOM", "ORDER_DEMAND", "ORDER_FAR",
+__all__ = ["greedy_insertion", "blink_insertion", "regret_insertion", "ORDER_RANDOM", "ORDER_DEMAND", "ORDER_FAR",
            "ORDER_CLOSE", "ORDER_SISR"]
 
 #: blink_insertion orders: random shuffle, demand descending (TSP: random), distance to the
 #: depot descending (TSP: to node 0), distance ascending, one of those four drawn per call
 ORDER_RANDOM, ORDER_DEMAND, ORDER_FAR, ORDER_CLOSE, ORDER_SISR = range(5)
+
+
+def greedy_insertion(partial, removed, problem_data, rng=random):
+    """The paper's seed operator of the problem kind (``glns.operators.seeds``): each removed
+    node in the given order at its cheapest position."""
+    twins = seeds.tsp if "demands" not in problem_data else seeds.vrp
+    return twins.greedy_insertion(partial, removed, problem_data, rng)
 
 
 class _Partial:

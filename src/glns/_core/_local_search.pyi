@@ -1,0 +1,11 @@
+"""The native local search, for tests and benchmarks (compiled)."""
+
+from typing import Any, Sequence
+
+from glns._core._instance import CoreInstance
+
+NEIGHBOURS: int
+REL_EPS: float
+
+def local_search_py(inst: CoreInstance, routes: Any, touched: Sequence[int] | None = None,
+                    return_cost: bool = False) -> Any: ...

@@ -1,0 +1,26 @@
+# The settings of one run of the loop, typed: built once in Python from validated
+# SolveParams and stop budgets (glns.params.SolveParams.to_core). See _settings.pyx.
+from libc.stdint cimport int64_t
+
+
+cdef class FixedSchedule:
+    cdef readonly double t0
+    cdef readonly double alpha
+
+
+cdef class AutoSchedule:
+    cdef readonly double worse
+    cdef readonly double accept
+    cdef readonly double end_ratio
+
+
+cdef class RunSettings:
+    cdef readonly int k_min
+    cdef readonly int k_max
+    cdef readonly double decay
+    cdef double sigma[4]
+    cdef readonly bint adaptive
+    cdef readonly object temperature    # FixedSchedule or AutoSchedule
+    cdef int64_t max_iterations         # -1: no iteration limit
+    cdef double max_seconds             # <= 0: no time limit
+    cdef int64_t max_no_improvement     # -1: no limit on iterations without a new best

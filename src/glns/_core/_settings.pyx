@@ -1,0 +1,84 @@
+# RunSettings: what the loop (_alns.run_alns) needs to know, as typed attributes. Every
+# setting is a required keyword, so a misspelled or forgotten one is a TypeError here rather
+# than a silent default inside the loop. Values are validated in Python before they get here
+# (glns.params, glns.solve); this module only refuses what would break the loop itself.
+
+
+cdef class FixedSchedule:
+    """Simulated annealing from T = t0, multiplied by alpha after every iteration."""
+
+    def __init__(self, *, double t0, double alpha):
+        self.t0 = t0
+        self.alpha = alpha
+
+    def __repr__(self) -> str:
+        return f"FixedSchedule(t0={self.t0!r}, alpha={self.alpha!r})"
+
+
+cdef class AutoSchedule:
+    """Scale-aware annealing: a candidate `worse` (relative) above a greedy construction's cost
+    is accepted with probability `accept` at the start; cools geometrically to `end_ratio`
+    times the start temperature at the end of the budget (see glns.params.AutoTemperature)."""
+
+    def __init__(self, *, double worse, double accept, double end_ratio):
+        self.worse = worse
+        self.accept = accept
+        self.end_ratio = end_ratio
+
+    def __repr__(self) -> str:
+        return f"AutoSchedule(worse={self.worse!r}, accept={self.accept!r}, end_ratio={self.end_ratio!r})"
+
+
+cdef class RunSettings:
+    """The settings of one run: destroy range, weight update, scores, temperature schedule and
+    stop budgets (None: not used; at least one is required). See glns.params.SolveParams."""
+
+    def __init__(self, *, int k_min, int k_max, double decay, scores, temperature, bint adaptive,
+                 iterations, time_limit, no_improvement):
+        if k_min < 1 or k_max < k_min:
+            raise ValueError(f"invalid destroy range {k_min}..{k_max}")
+        scores = tuple(float(s) for s in scores)
+        if len(scores) != 4:
+            raise ValueError(f"scores must be 4 numbers, got {len(scores)}")
+        if not isinstance(temperature, (FixedSchedule, AutoSchedule)):
+            raise TypeError(f"temperature must be FixedSchedule or AutoSchedule, got {type(temperature).__name__}")
+        if iterations is None and time_limit is None and no_improvement is None:
+            raise ValueError("no stopping criterion: give iterations, time_limit or no_improvement")
+        if (iterations is not None and iterations < 0) or (
+                no_improvement is not None and no_improvement < 0):
+            raise ValueError(f"iterations and no_improvement must be >= 0, got {iterations}, {no_improvement}")
+        if time_limit is not None and not time_limit > 0:
+            raise ValueError(f"time_limit must be > 0 seconds, got {time_limit}")
+        self.k_min = k_min
+        self.k_max = k_max
+        self.decay = decay
+        for i in range(4):
+            self.sigma[i] = scores[i]
+        self.adaptive = adaptive
+        self.temperature = temperature
+        self.max_iterations = -1 if iterations is None else iterations
+        self.max_seconds = -1.0 if time_limit is None else time_limit
+        self.max_no_improvement = -1 if no_improvement is None else no_improvement
+
+    @property
+    def scores(self) -> tuple:
+        """(sigma1, sigma2, sigma3, sigma4): new best, better, accepted, rejected or failed."""
+        return tuple(self.sigma[i] for i in range(4))
+
+    @property
+    def iterations(self):
+        return None if self.max_iterations < 0 else self.max_iterations
+
+    @property
+    def time_limit(self):
+        return None if self.max_seconds < 0 else self.max_seconds
+
+    @property
+    def no_improvement(self):
+        return None if self.max_no_improvement < 0 else self.max_no_improvement
+
+    def __repr__(self) -> str:
+        return (f"RunSettings(k_min={self.k_min}, k_max={self.k_max}, decay={self.decay!r}, "
+                f"scores={self.scores!r}, temperature={self.temperature!r}, "
+                f"adaptive={bool(self.adaptive)}, iterations={self.iterations!r}, "
+                f"time_limit={self.time_limit!r}, no_improvement={self.no_improvement!r})")
