@@ -7,6 +7,8 @@ from typing import Any
 
 import numpy as np
 
+from glns.problems import problem_class
+
 __all__ = ["OperatorStats", "Result"]
 
 OUTCOMES = ("best", "better", "accepted", "rejected")
@@ -61,12 +63,12 @@ class Result:
     @property
     def num_routes(self) -> int:
         """Routes in the best solution (1 for a TSP)."""
-        return 1 if self.problem_kind == "tsp" else len(self.solution)
+        return len(problem_class(self.problem_kind).routes_of(self.solution))
 
     def solution_array(self) -> np.ndarray:
         """The best solution as one int array: the tour (TSP), or routes joined by depot 0
         with a 0 at both ends (VRP), e.g. [0, 3, 1, 0, 2, 0]."""
-        if self.problem_kind == "tsp":
+        if not problem_class(self.problem_kind).has_depot:
             return np.asarray(self.solution, dtype=np.int64)
         flat = [0]
         for route in self.solution:
@@ -76,9 +78,7 @@ class Result:
 
     def routes(self) -> list[np.ndarray]:
         """The best solution as a list of int arrays (one per route)."""
-        if self.problem_kind == "tsp":
-            return [np.asarray(self.solution, dtype=np.int64)]
-        return [np.asarray(r, dtype=np.int64) for r in self.solution]
+        return [np.asarray(r, dtype=np.int64) for r in problem_class(self.problem_kind).routes_of(self.solution)]
 
     def summary(self) -> str:
         """A short human-readable report."""

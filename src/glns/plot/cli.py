@@ -70,9 +70,9 @@ def _cmd_routes(args: argparse.Namespace) -> int:
         problem = datasets.read(args.file, rounding=args.rounding, problem=args.problem)
         result = solve(problem, iterations=args.iterations, seed=args.seed)
         name = problem.name or args.file
-        title = f"{name}: glns, {result.iterations} iterations, cost {result.cost:.6g}, {result.num_routes} " \
-                f"route{'s' if result.num_routes != 1 else ''}" if problem.kind != "tsp" else \
-                f"{name}: glns, {result.iterations} iterations, cost {result.cost:.6g}"
+        title = f"{name}: glns, {result.iterations} iterations, cost {result.cost:.6g}"
+        if problem.has_depot:
+            title += f", {result.num_routes} route{'s' if result.num_routes != 1 else ''}"
         return _write(route_figure(problem, result.solution, title=title), args.output)
     if not args.results or not args.instance:
         raise ValueError("glns plot routes needs RESULTS.json --instance NAME, or --file INSTANCE")

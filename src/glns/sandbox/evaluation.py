@@ -25,7 +25,7 @@ from glns.operators import Operator
 from glns.operators.arguments import parse_per_kind
 from glns.operators.spec import PythonSource, wires as wire_list
 from glns.params import SolveParams
-from glns.problems import CVRP, OVRP, TSP, Problem
+from glns.problems import Problem, problem_class
 from glns.result import Result
 from glns.solve import DEFAULT_DESTROY, DEFAULT_REPAIR, solve
 
@@ -128,10 +128,7 @@ def _cached(cache: dict, key: Any, build: Any, size: int = _CACHE_SIZE) -> Any:
 
 def _build_problem(spec: tuple) -> Problem:
     kind, coords, distances, demands, capacity, name = spec
-    if kind == "tsp":
-        return TSP(coords, distances=distances, name=name)
-    cls = CVRP if kind == "cvrp" else OVRP
-    return cls(coords, demands, capacity, distances=distances, name=name)
+    return problem_class(kind).from_parts(coords, distances, demands, capacity, name=name)
 
 
 def _build_operator(wire: tuple, kind: str, index: int) -> Operator:

@@ -58,7 +58,7 @@ def integer_distances(problem: Problem) -> tuple[np.ndarray, float]:
     else:
         scale = min(DEFAULT_SCALE, 10.0 ** math.floor(math.log10(MAX_SCALED / top)))
     m = np.rint(d * scale).astype(np.int64)
-    if problem.kind == "ovrp":
+    if not problem.closed_routes:   # an open route does not pay for going back
         m[:, 0] = 0
     return m, scale
 
