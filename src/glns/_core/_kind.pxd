@@ -11,7 +11,7 @@
 #
 # Header only (no .pyx): every hook is `inline noexcept nogil` on a `const Inst *`, so hot
 # loops compile to a field read, never a call through a pointer.
-from libc.stdint cimport int64_t
+from libc.stdint cimport int64_t, INT64_MAX
 from glns._core._types cimport Inst, KIND_TSP, KIND_CVRP, KIND_OVRP
 
 
@@ -58,3 +58,8 @@ cdef inline double close_cost(const Inst *inst, int a) noexcept nogil:
 cdef inline bint fits(const Inst *inst, int64_t load, int v) noexcept nogil:
     """A route carrying `load` has room for node v (always, without a capacity)."""
     return not inst.capacitated or load + inst.demand[v] <= inst.capacity
+
+
+cdef inline int64_t load_limit(const Inst *inst) noexcept nogil:
+    """The most a route may carry (no limit without a capacity), for checks on whole loads."""
+    return inst.capacity if inst.capacitated else INT64_MAX

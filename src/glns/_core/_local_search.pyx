@@ -31,7 +31,7 @@ from libc.string cimport memcpy
 from libc.stdint cimport int64_t
 
 from glns._core._types cimport Inst, Sol
-from glns._core._kind cimport is_tour
+from glns._core._kind cimport is_tour, load_limit
 from glns._core._solution cimport (Solution, sol_remove, sol_insert, sol_new_route,
                                    sol_drop_empty, sol_cost, removal_delta, new_route_cost,
                                    arc, END)
@@ -348,7 +348,7 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
     """Apply the first improving VRP move of customer v; 1 if one was applied."""
     cdef Sol *s = w.s
     cdef const Inst *inst = w.inst
-    cdef int64_t cap = inst.capacity
+    cdef int64_t cap = load_limit(inst)
     cdef bint sym = inst.symmetric
     cdef int rv = s.route_of[v]
     cdef int i = s.pos_of[v]

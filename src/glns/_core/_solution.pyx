@@ -12,7 +12,7 @@ from libc.stdint cimport int64_t, uint64_t
 from operator import index as _as_index
 
 from glns._core._types cimport Inst, Sol
-from glns._core._kind cimport is_tour, fits, close_cost
+from glns._core._kind cimport is_tour, fits, close_cost, load_limit
 from glns._core._rng cimport rng_below
 from glns._core._instance cimport CoreInstance
 
@@ -330,7 +330,7 @@ cdef object sol_load(Sol *s, const Inst *inst, object routes, bint complete,
                 err = _place(s, inst, x, r, f"route {r}")
                 if err is not None:
                     return err
-            if inst.capacitated and s.load[r] > inst.capacity:
+            if s.load[r] > load_limit(inst):
                 return f"route {r}: capacity exceeded ({s.load[r]} > {inst.capacity})"
         sol_drop_empty(s)
     count = 0
