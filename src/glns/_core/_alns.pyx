@@ -14,7 +14,7 @@ from libc.string cimport memcpy, memset
 from libc.math cimport exp, log, pow, floor, INFINITY
 from libc.stdint cimport uint64_t, int64_t
 
-from glns._core._types cimport Inst, Sol, KIND_TSP
+from glns._core._types cimport Inst, Sol
 from glns._core._rng cimport rng_next, rng_uniform, rng_below
 from glns._core._clock cimport now
 from glns._core._instance cimport CoreInstance

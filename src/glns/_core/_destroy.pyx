@@ -7,7 +7,8 @@ from libc.string cimport memmove
 from libc.math cimport pow, ceil
 from libc.stdint cimport uint64_t
 
-from glns._core._types cimport Inst, Sol, KIND_TSP
+from glns._core._types cimport Inst, Sol
+from glns._core._kind cimport is_tour
 from glns._core._rng cimport rng_below, rng_uniform
 from glns._core._solution cimport sol_remove, removal_delta
 from glns._core._keyed cimport Keyed, keyed_before, keyed_cmp
@@ -87,7 +88,7 @@ cdef int worst_removal(Sol *s, const Inst *inst, int k, double randomness, int *
         r = s.route_of[v]
         p = s.pos_of[v]
         row = &s.nodes[r * s.stride]
-        if inst.kind == KIND_TSP:
+        if is_tour(inst):
             a = row[(p - 1 + s.length[r]) % s.length[r]]
             b = row[(p + 1) % s.length[r]]
         else:
@@ -162,7 +163,7 @@ cdef int _cut_string(Sol *s, const Inst *inst, int c, int lsmax, int limit, doub
     variant; for a split, the preserved count m (see string_removal); the start of the window
     of l + m nodes that contains c; for a split, the offset of the preserved block.
     """
-    cdef bint tsp = inst.kind == KIND_TSP
+    cdef bint tour = is_tour(inst)
     cdef int r = s.route_of[c]
     cdef int p = s.pos_of[c]
     cdef int L = s.length[r]
@@ -182,7 +183,7 @@ cdef int _cut_string(Sol *s, const Inst *inst, int c, int lsmax, int limit, doub
             while mm < mmax and rng_uniform(rng) >= split_depth:
                 mm += 1
     w = l + mm
-    if tsp:   # a tour is a cycle: every placement of the window around c is valid
+    if tour:   # a tour is a cycle: every placement of the window around c is valid
         start = p - rng_below(rng, w)
         if start < 0:
             start += L
@@ -218,7 +219,7 @@ cdef int string_removal(Sol *s, const Inst *inst, int k, double max_string_len, 
     runs out, strings are cut around uniformly drawn routed nodes of unruined routes.
     """
     cdef int m = inst.n - inst.first
-    cdef bint tsp = inst.kind == KIND_TSP
+    cdef bint tour = is_tour(inst)
     cdef int r, routes = 0, lsmax, kmax, ks, strings = 0, seed, c, j = -1, total, t
     cdef int limit = inst.n
     cdef char *ruined = NULL
@@ -234,19 +235,19 @@ cdef int string_removal(Sol *s, const Inst *inst, int k, double max_string_len, 
         lsmax = 1
     kmax = (4 * k) // (1 + lsmax) - 1
     ks = 1 + rng_below(rng, kmax if kmax > 1 else 1)
-    if not tsp:
+    if not tour:
         ruined = <char *> calloc(s.n_routes if s.n_routes > 0 else 1, sizeof(char))
         if ruined == NULL:
             with gil:
                 raise MemoryError()
     seed = inst.first + rng_below(rng, m)
-    while strings < ks and (not tsp or n_removed[0] < k):
+    while strings < ks and (not tour or n_removed[0] < k):
         if j < inst.n_neigh:
             c = seed if j < 0 else inst.neigh[seed * inst.n_neigh + j]
             j += 1
-            if s.route_of[c] < 0 or (not tsp and ruined[s.route_of[c]]):
+            if s.route_of[c] < 0 or (not tour and ruined[s.route_of[c]]):
                 continue
-        elif tsp:
+        elif tour:
             c = s.nodes[rng_below(rng, s.length[0])]
         else:
             total = 0
@@ -262,7 +263,7 @@ cdef int string_removal(Sol *s, const Inst *inst, int k, double max_string_len, 
                     t -= s.length[r]
                 r += 1
             c = s.nodes[r * s.stride + t]
-        if tsp:
+        if tour:
             limit = k - n_removed[0]
         else:
             ruined[s.route_of[c]] = 1
@@ -333,7 +334,7 @@ cdef int route_removal(Sol *s, const Inst *inst, int k, int *removed, int *n_rem
                        uint64_t *rng) except -1 nogil:
     """VRP only: remove every customer of uniformly drawn routes (each customer in route
     order) until at least k are removed; the last route may overshoot k."""
-    if inst.kind == KIND_TSP:
+    if is_tour(inst):
         with gil:
             raise ValueError("route_removal needs a CVRP or OVRP: a TSP tour is a single route")
     cdef int m = inst.n - inst.first
@@ -369,7 +370,7 @@ cdef int segment_removal(Sol *s, const Inst *inst, int k, double segments, int *
     longer than its route takes the whole route and continues around a new uniformly drawn
     routed node (necessarily in another route)."""
     cdef int m = inst.n - inst.first
-    cdef bint tsp = inst.kind == KIND_TSP
+    cdef bint tour = is_tour(inst)
     cdef int g, i, need, r, p, L, t, start, x
     cdef const int *row
     k = _clamp_k(k, m)
@@ -378,7 +379,7 @@ cdef int segment_removal(Sol *s, const Inst *inst, int k, double segments, int *
     for i in range(g):
         need = k // g + (1 if i < k % g else 0)
         while need > 0:
-            if tsp:
+            if tour:
                 r = 0
                 L = s.length[0]
                 t = need

@@ -30,7 +30,8 @@ from libc.stdlib cimport malloc, free
 from libc.string cimport memcpy
 from libc.stdint cimport int64_t
 
-from glns._core._types cimport Inst, Sol, KIND_TSP, KIND_CVRP, KIND_OVRP
+from glns._core._types cimport Inst, Sol
+from glns._core._kind cimport is_tour, load_limit
 from glns._core._solution cimport (Solution, sol_remove, sol_insert, sol_new_route,
                                    sol_drop_empty, sol_cost, removal_delta, new_route_cost,
                                    arc, END)
@@ -347,7 +348,7 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
     """Apply the first improving VRP move of customer v; 1 if one was applied."""
     cdef Sol *s = w.s
     cdef const Inst *inst = w.inst
-    cdef int64_t cap = inst.capacity
+    cdef int64_t cap = load_limit(inst)
     cdef bint sym = inst.symmetric
     cdef int rv = s.route_of[v]
     cdef int i = s.pos_of[v]
@@ -446,8 +447,9 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
             _fix_pre(w, r)
             _push(w, v); _push(w, pv); _push(w, nv)
             return 1
-    # OVRP: reverse the whole route (only the depot arc changes); found from its last customer
-    if inst.kind == KIND_OVRP and sym and Lv > 1 and i == Lv - 1:
+    # open routes: reverse the whole route (only the depot arc changes); found from its last
+    # customer (a closed route costs the same both ways when symmetric)
+    if not inst.closed_routes and sym and Lv > 1 and i == Lv - 1:
         if _try_reverse(w, rv, 0, Lv - 1):
             return 1
     return 0
@@ -466,10 +468,10 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
     cdef Work w
     cdef int n = inst.n
     cdef int v, t, r
-    cdef bint tsp = inst.kind == KIND_TSP
+    cdef bint tour = is_tour(inst)
     cdef bint full = n_touched < 0
     cdef bint improved = 0
-    if not tsp:
+    if not tour:
         sol_drop_empty(s)
     w.s = s
     w.inst = inst
@@ -488,7 +490,7 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
         for v in range(n):
             w.inq[v] = 0
             w.pre[v] = 0
-        if not tsp:
+        if not tour:
             for r in range(s.n_routes):
                 _fix_pre(&w, r)
         if full:
@@ -501,7 +503,7 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
         while True:
             while w.count > 0:
                 v = _pop(&w)
-                if tsp:
+                if tour:
                     if _tsp_try(&w, v):
                         improved = 1
                 elif _vrp_try(&w, v):
@@ -517,7 +519,7 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
         free(w.inq)
         free(w.pre)
         free(w.tmp)
-    if not tsp:
+    if not tour:
         sol_drop_empty(s)
     s.cost = sol_cost(s, inst)
     return 0

@@ -2,7 +2,8 @@
 # (its adapter in the catalog, _native_ops.pyx), its bound form and the two calls the loop
 # makes. See _operator.pyx for the declaration type and docs/dev/adding-a-native-operator.md.
 from libc.stdint cimport uint64_t
-from glns._core._types cimport Inst, Sol, KIND_TSP
+from glns._core._types cimport Inst, Sol
+from glns._core._kind cimport is_tour
 from glns._core._solution cimport sol_drop_empty, sol_cost
 from glns._core._local_search cimport local_search
 
@@ -54,7 +55,7 @@ cdef inline int run_destroy(const NativeOp *op, Sol *s, const Inst *inst, int k,
                             int *n_removed, uint64_t *rng) except -1 nogil:
     """Remove about k nodes from the complete solution s (in place); empty routes are dropped."""
     op.destroy(op.params, s, inst, k, removed, n_removed, rng)
-    if inst.kind != KIND_TSP:
+    if not is_tour(inst):
         sol_drop_empty(s)
     return 0
 

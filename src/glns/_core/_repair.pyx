@@ -5,7 +5,8 @@ from libc.math cimport INFINITY
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport malloc, calloc, free, qsort
 
-from glns._core._types cimport Inst, Sol, KIND_TSP
+from glns._core._types cimport Inst, Sol
+from glns._core._kind cimport is_tour, last_position, fits
 from glns._core._rng cimport rng_below, rng_uniform
 from glns._core._solution cimport (sol_insert, sol_new_route, insertion_delta, new_route_cost,
                                    sol_to_py, Solution)
@@ -27,11 +28,10 @@ cdef int greedy_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
         best_r = -1
         best_pos = 0
         for r in range(s.n_routes):
-            if inst.kind != KIND_TSP and s.load[r] + inst.demand[v] > inst.capacity:
+            if not fits(inst, s.load[r], v):
                 continue
             L = s.length[r]
-            # In a tour, position L closes the same edge as position 0.
-            last_pos = L - 1 if (inst.kind == KIND_TSP and L > 0) else L
+            last_pos = last_position(inst, L)
             for pos in range(last_pos + 1):
                 delta = insertion_delta(s, inst, v, r, pos)
                 if delta < best:
@@ -40,7 +40,7 @@ cdef int greedy_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
                     best_pos = pos
         # Vehicles are unlimited: a new route is a candidate too (it can be the cheapest in
         # an open VRP; with metric distances never in a CVRP, where it is the fallback).
-        if inst.kind != KIND_TSP and (best_r < 0 or new_route_cost(inst, v) < best):
+        if not is_tour(inst) and (best_r < 0 or new_route_cost(inst, v) < best):
             best_r = sol_new_route(s)
             best_pos = 0
         sol_insert(s, inst, v, best_r, best_pos)
@@ -70,7 +70,7 @@ cdef inline void _consider(Best *b, double cost, int r, int pos) noexcept nogil:
 
 cdef inline bint _fits(const Sol *s, const Inst *inst, int v, int r) noexcept nogil:
     """Route r has room for node v (always true in a tour)."""
-    return inst.kind == KIND_TSP or s.load[r] + inst.demand[v] <= inst.capacity
+    return fits(inst, s.load[r], v)
 
 
 cdef inline void _near(const Inst *inst, int v, int g, int a, int u, int b,
@@ -92,7 +92,7 @@ cdef inline int _after(const Sol *s, const Inst *inst, int r, int p, int *next_n
     """
     cdef int q = p + 1
     cdef int L = s.length[r]
-    if inst.kind == KIND_TSP:
+    if is_tour(inst):
         if q == L:
             q = 0
         next_node[0] = s.nodes[r * s.stride + q]
@@ -120,8 +120,8 @@ cdef int _insertion_order(const Inst *inst, const int *removed, int m, int order
     cdef Keyed *keyed
     if order == ORDER_SISR:
         order = rng_below(rng, 4)
-    if order == ORDER_DEMAND and inst.kind == KIND_TSP:
-        order = ORDER_RANDOM       # cities have no demand
+    if order == ORDER_DEMAND and not inst.capacitated:
+        order = ORDER_RANDOM       # no capacity, no demands to order by
     for i in range(m):
         out[i] = removed[i]
     if order == ORDER_RANDOM:
@@ -164,8 +164,7 @@ cdef void _blink_scan_all(const Sol *s, const Inst *inst, int v, double rate, ui
         if not _fits(s, inst, v, r):
             continue
         L = s.length[r]
-        # In a tour, position L closes the same edge as position 0.
-        last_pos = L - 1 if (inst.kind == KIND_TSP and L > 0) else L
+        last_pos = last_position(inst, L)
         for pos in range(last_pos + 1):
             if not _blinks(rate, rng):
                 _consider(best, insertion_delta(s, inst, v, r, pos), r, pos)
@@ -227,7 +226,7 @@ cdef int blink_insertion(Sol *s, const Inst *inst, const int *removed, int n_rem
         _insertion_order(inst, removed, n_removed, code, todo, rng)
         for i in range(n_removed):
             v = todo[i]
-            if inst.kind == KIND_TSP and s.length[0] == 0:
+            if is_tour(inst) and s.length[0] == 0:
                 sol_insert(s, inst, v, 0, 0)       # the only position: no choice, no draw
                 continue
             best.cost = INFINITY
@@ -237,10 +236,10 @@ cdef int blink_insertion(Sol *s, const Inst *inst, const int *removed, int n_rem
                 _blink_scan_granular(s, inst, v, g, mark, i + 1, blink_rate, rng, &best)
             if best.route < 0:
                 _blink_scan_all(s, inst, v, blink_rate, rng, &best)
-            if best.route < 0 and inst.kind == KIND_TSP:
+            if best.route < 0 and is_tour(inst):
                 _blink_scan_all(s, inst, v, 0.0, rng, &best)
             # Vehicles are unlimited: a new route wins when strictly cheaper or nothing is left.
-            if inst.kind != KIND_TSP and (best.route < 0 or new_route_cost(inst, v) < best.cost):
+            if not is_tour(inst) and (best.route < 0 or new_route_cost(inst, v) < best.cost):
                 best.route = sol_new_route(s)
                 best.pos = 0
             sol_insert(s, inst, v, best.route, best.pos)
@@ -647,7 +646,7 @@ cdef int _record(const Regret *st, const Sol *s, const Inst *inst, object out) e
     for t in range(st.alive):
         i = st.todo[t]
         w = st.node[i]
-        if inst.kind == KIND_TSP:
+        if is_tour(inst):
             cache[w] = [(st.cost[i * st.cols + j], _edge_pos(s, st.where[i * st.cols + j]))
                         for j in range(st.count[i])]
         else:
@@ -669,7 +668,7 @@ cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
     trace: NULL, or a Python list that receives the cache before every insertion (tests).
     """
     cdef Regret st
-    cdef bint tsp = inst.kind == KIND_TSP
+    cdef bint tour = is_tour(inst)
     cdef int m = n_removed
     cdef int i, t, bt, u, r, pos, L, a, b
     cdef bint opened
@@ -678,7 +677,7 @@ cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
             raise ValueError(f"regret_insertion: k must be 2 or 3, got {k}")
     st.k = <int> k
     st.g = _granularity(inst, neighbours)
-    st.cols = st.k if tsp else s.n_routes + m       # each insertion opens at most one route
+    st.cols = st.k if tour else s.n_routes + m       # each insertion opens at most one route
     cdef int slots = max(m, 1)
     st.todo = <int *> malloc(slots * sizeof(int))
     st.node = <int *> malloc(slots * sizeof(int))
@@ -702,7 +701,7 @@ cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
         for i in range(m):
             st.node[i] = removed[i]
             st.todo[i] = i
-            if tsp:
+            if tour:
                 _tsp_fill(&st, s, inst, i)
                 _tsp_score(&st, i)
             else:
@@ -721,7 +720,7 @@ cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
             st.alive -= 1
             st.todo[bt] = st.todo[st.alive]
             u = st.node[i]
-            if tsp:
+            if tour:
                 L = s.length[0]
                 pos = _edge_pos(s, st.where[i * st.cols])
                 a = (s.nodes[pos - 1] if pos > 0 else s.nodes[L - 1]) if L > 0 else -1

@@ -1,18 +1,17 @@
 # Solution storage and its O(1)/O(route) primitives. See _solution.pyx for details.
 from libc.stdint cimport int64_t, uint64_t
-from glns._core._types cimport Inst, Sol, KIND_OVRP
+from glns._core._types cimport Inst, Sol
+from glns._core._kind cimport close_cost
 from glns._core._instance cimport CoreInstance
 
 cdef enum:
-    END = -1      # the end of a VRP route: the depot for CVRP, nothing for OVRP
+    END = -1      # the end of a depot route: the depot when routes are closed, else nothing
 
 
 cdef inline double arc(const Inst *inst, int a, int b) noexcept nogil:
     """Cost of travelling a -> b, where b == END means 'finish the route'."""
     if b == END:
-        if inst.kind == KIND_OVRP:
-            return 0.0
-        return inst.dist[a * inst.n]
+        return close_cost(inst, a)
     return inst.dist[a * inst.n + b]
 
 

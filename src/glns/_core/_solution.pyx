@@ -11,7 +11,8 @@ from libc.string cimport memcpy, memmove
 from libc.stdint cimport int64_t, uint64_t
 from operator import index as _as_index
 
-from glns._core._types cimport Inst, Sol, KIND_TSP, KIND_CVRP, KIND_OVRP
+from glns._core._types cimport Inst, Sol
+from glns._core._kind cimport is_tour, fits, close_cost, load_limit
 from glns._core._rng cimport rng_below
 from glns._core._instance cimport CoreInstance
 
@@ -27,7 +28,7 @@ cdef int sol_alloc(Sol *s, const Inst *inst) except -1 nogil:
         with gil:
             raise MemoryError()
     # Enough slots for the usual case; sol_reserve_routes grows on demand.
-    sol_reserve_routes(s, 8 if inst.kind != KIND_TSP else 1)
+    sol_reserve_routes(s, 1 if is_tour(inst) else 8)
     sol_clear(s, inst)
     return 0
 
@@ -101,7 +102,7 @@ cdef void sol_clear(Sol *s, const Inst *inst) noexcept nogil:
     for r in range(s.n_routes):
         s.length[r] = 0
         s.load[r] = 0
-    s.n_routes = 1 if inst.kind == KIND_TSP else 0
+    s.n_routes = 1 if is_tour(inst) else 0
     s.cost = 0.0
 
 
@@ -167,7 +168,7 @@ cdef double sol_cost(const Sol *s, const Inst *inst) noexcept nogil:
     cdef double total = 0.0
     cdef int r, i, L, prev
     cdef const int *row
-    if inst.kind == KIND_TSP:
+    if is_tour(inst):
         L = s.length[0]
         row = s.nodes
         for i in range(L):
@@ -182,8 +183,7 @@ cdef double sol_cost(const Sol *s, const Inst *inst) noexcept nogil:
         for i in range(L):
             total += inst.dist[prev * inst.n + row[i]]
             prev = row[i]
-        if inst.kind == KIND_CVRP:
-            total += inst.dist[prev * inst.n]
+        total += close_cost(inst, prev)
     return total
 
 
@@ -194,7 +194,7 @@ cdef double removal_delta(const Sol *s, const Inst *inst, int v) noexcept nogil:
     cdef int L = s.length[r]
     cdef const int *row = &s.nodes[r * s.stride]
     cdef int a, b
-    if inst.kind == KIND_TSP:
+    if is_tour(inst):
         a = row[(p - 1 + L) % L]
         b = row[(p + 1) % L]
         return inst.dist[a * inst.n + b] - inst.dist[a * inst.n + v] - inst.dist[v * inst.n + b]
@@ -210,7 +210,7 @@ cdef double insertion_delta(const Sol *s, const Inst *inst, int v, int r, int po
     cdef int L = s.length[r]
     cdef const int *row = &s.nodes[r * s.stride]
     cdef int a, b
-    if inst.kind == KIND_TSP:
+    if is_tour(inst):
         if L == 0:
             return inst.dist[v * inst.n + v]
         a = row[pos - 1] if pos > 0 else row[L - 1]
@@ -246,13 +246,13 @@ cdef int sol_random_init(Sol *s, const Inst *inst, uint64_t *rng) except -1 nogi
         order[j] = t
     sol_clear(s, inst)
     try:
-        if inst.kind == KIND_TSP:
+        if is_tour(inst):
             for i in range(m):
                 sol_insert(s, inst, order[i], 0, i)
         else:
             for i in range(m):
                 v = order[i]
-                if s.n_routes == 0 or s.load[r] + inst.demand[v] > inst.capacity:
+                if s.n_routes == 0 or not fits(inst, s.load[r], v):
                     r = sol_new_route(s)
                 sol_insert(s, inst, v, r, s.length[r])
         s.cost = sol_cost(s, inst)
@@ -265,7 +265,7 @@ cdef object sol_to_py(const Sol *s, const Inst *inst):
     """The solution in the operator format (docs/operator-contract.md; fresh Python lists)."""
     cdef int r, i
     cdef const int *row
-    if inst.kind == KIND_TSP:
+    if is_tour(inst):
         return [s.nodes[i] for i in range(s.length[0])]
     out = []
     for r in range(s.n_routes):
@@ -316,7 +316,7 @@ cdef object sol_load(Sol *s, const Inst *inst, object routes, bint complete,
     sol_clear(s, inst)
     if isinstance(routes, (str, bytes, dict)) or not hasattr(routes, "__iter__"):
         return f"solution must be a list, got {type(routes).__name__}"
-    if inst.kind == KIND_TSP:
+    if is_tour(inst):
         for x in routes:
             err = _place(s, inst, x, 0, "tour")
             if err is not None:
@@ -330,7 +330,7 @@ cdef object sol_load(Sol *s, const Inst *inst, object routes, bint complete,
                 err = _place(s, inst, x, r, f"route {r}")
                 if err is not None:
                     return err
-            if s.load[r] > inst.capacity:
+            if s.load[r] > load_limit(inst):
                 return f"route {r}: capacity exceeded ({s.load[r]} > {inst.capacity})"
         sol_drop_empty(s)
     count = 0
@@ -417,7 +417,7 @@ cdef class Solution:
     def insert(self, int v, int r, int pos):
         if v < self.inst.c.first or v >= self.inst.n or self.s.route_of[v] >= 0:
             raise ValueError(f"node {v} is routed already or not a routable node")
-        if r == self.s.n_routes and self.inst.kind != KIND_TSP:
+        if r == self.s.n_routes and not is_tour(&self.inst.c):
             sol_new_route(&self.s)
         if r < 0 or r >= self.s.n_routes or pos < 0 or pos > self.s.length[r]:
             raise ValueError("no such route position")
@@ -426,7 +426,7 @@ cdef class Solution:
         sol_insert(&self.s, &self.inst.c, v, r, pos)
 
     def drop_empty(self):
-        if self.inst.kind != KIND_TSP:   # a tour is one route, even when empty
+        if not is_tour(&self.inst.c):   # a tour is one route, even when empty
             sol_drop_empty(&self.s)
 
 

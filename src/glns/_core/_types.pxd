@@ -1,5 +1,6 @@
 # Shared C vocabulary of the core: problem kinds, the instance view and the solution layout.
-# Declarations only; the functions that work on these live in _instance/_solution.
+# Declarations only; the functions that work on these live in _instance/_solution, and the
+# kind codes are compared only in _kind.pxd (which derives the facts below from them).
 from libc.stdint cimport int64_t, uint64_t
 
 cdef enum:
@@ -8,12 +9,16 @@ cdef enum:
     KIND_OVRP = 2
 
 cdef struct Inst:
-    int kind            # KIND_TSP / KIND_CVRP / KIND_OVRP
+    int kind            # KIND_TSP / KIND_CVRP / KIND_OVRP (read it only in _kind.pxd)
+    # facts of the kind, set by _kind.kind_init (names as the glns.problems class attributes)
+    bint has_depot      # routes leave node 0 (VRP); False: the solution is one tour (TSP)
+    bint closed_routes  # a route ends back at its start (TSP, CVRP; not OVRP)
+    bint capacitated    # routes carry demands within `capacity` (VRP)
+    int first           # first node that must be routed (1 with a depot, else 0)
     int n               # number of nodes (TSP: cities; VRP: depot + customers)
-    int first           # first node that must be routed (TSP 0, VRP 1)
     const double *dist  # n*n row-major distance matrix
     const int64_t *demand  # n demands (all zero for TSP)
-    int64_t capacity    # vehicle capacity (TSP: unused)
+    int64_t capacity    # vehicle capacity (0 when not capacitated)
     int max_route_len   # most nodes one route can hold (capacity-bound for VRP)
     bint symmetric      # dist[a, b] == dist[b, a] for all a, b (segment reversal is free)
     int n_neigh         # columns of `neigh`
