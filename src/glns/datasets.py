@@ -253,7 +253,8 @@ def _kind_from_name(path: Path, problem: str | None) -> str:
 def load_npz(path: str | os.PathLike, problem: str | None = None) -> tuple[list[Problem], np.ndarray | None]:
     """Read a synthetic set in the shared ``.npz`` format.
 
-    The file holds ``coords`` (I, N, 2), for VRP also ``demands`` (I, N+1) and ``capacity``, and
+    The file holds ``coords`` (I, N, 2), for VRP also ``demands`` (I, N; the depot first, as in
+    ``coords``) and ``capacity``, and
     optionally ``ref_obj`` (I,). The problem is taken from the file name prefix (``tsp_``,
     ``cvrp_``, ``ovrp_``) unless ``problem`` is given. Returns the instances (named
     ``<file stem>_<i>``) and ``ref_obj`` (or None).
