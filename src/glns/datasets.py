@@ -25,7 +25,7 @@ from typing import Any, Literal, Mapping
 import numpy as np
 
 from glns.exceptions import InvalidInstanceError
-from glns.problems import CVRP, OVRP, PROBLEM_KINDS, TSP, Problem, euclidean_distances
+from glns.problems import CVRP, OVRP, PROBLEM_KINDS, TSP, Problem, euclidean_distances, problem_class
 from glns.solution_files import write_solution
 
 __all__ = [
@@ -82,10 +82,7 @@ _ROUNDINGS = ("nint", "exact")
 
 
 def _check_problem(problem: str) -> str:
-    kind = str(problem).lower()
-    if kind not in PROBLEMS:
-        raise ValueError(f"unknown problem {problem!r}; expected one of {', '.join(PROBLEMS)}")
-    return kind
+    return problem_class(problem).kind
 
 
 def _check_size(n: int) -> int:

@@ -26,7 +26,8 @@ import logging
 import time
 from typing import Any, Sequence
 
-from glns.sandbox.check_types import PROBLEM_NAMES, Admission, CheckConfig, CheckRequest
+from glns.problems import problem_class
+from glns.sandbox.check_types import Admission, CheckConfig, CheckRequest
 from glns.sandbox.check_worker import case_task, compile_task, failure, run_step
 from glns.policy import policy_violation
 from glns.executors import TaskResult, WorkerPool, usable_cores
@@ -95,7 +96,7 @@ class _Progress:
             self.ident = {"function": head["function"], "convention": head["convention"]}
         else:
             n, _, limit, growth = self.cases[self.next_case]
-            out = _verdict(res, f"on the n={n} {PROBLEM_NAMES[self.req.problem]} instance", limit,
+            out = _verdict(res, f"on the n={n} {problem_class(self.req.problem).label} instance", limit,
                            memory_mb)
             seconds = out.get("seconds", res.seconds)
             self.timings[n] = max(self.timings.get(n, 0.0), seconds)

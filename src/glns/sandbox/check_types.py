@@ -6,11 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from glns.policy import ALLOWED_IMPORTS
+from glns.problems import problem_class
 
-__all__ = ["CheckConfig", "CheckRequest", "Admission", "PROBLEM_NAMES"]
-
-#: the problem kinds operators are checked on, with their display names
-PROBLEM_NAMES = {"tsp": "TSP", "cvrp": "CVRP", "ovrp": "OVRP"}
+__all__ = ["CheckConfig", "CheckRequest", "Admission"]
 
 
 @dataclass(frozen=True)
@@ -92,6 +90,4 @@ class CheckRequest:
     def __post_init__(self) -> None:
         if self.kind not in ("destroy", "repair"):
             raise ValueError(f"kind must be 'destroy' or 'repair', got {self.kind!r}")
-        if str(self.problem).lower() not in PROBLEM_NAMES:
-            raise ValueError(f"problem must be one of {sorted(PROBLEM_NAMES)}, got {self.problem!r}")
-        object.__setattr__(self, "problem", str(self.problem).lower())
+        object.__setattr__(self, "problem", problem_class(self.problem).kind)

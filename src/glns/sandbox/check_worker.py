@@ -24,7 +24,7 @@ from glns._core._solution import Solution, check
 from glns.exceptions import OperatorError
 from glns.operators import from_source
 from glns.operators.bridge import time_limit
-from glns.sandbox.check_types import PROBLEM_NAMES, CheckConfig
+from glns.sandbox.check_types import CheckConfig
 from glns.sandbox.evaluation import _cached
 
 __all__ = ["compile_task", "case_task", "run_step", "failure"]
@@ -158,7 +158,7 @@ def case_task(source: str, kind: str, function: str | None, problem: str, n: int
     """Run the operator once on one generated instance and validate everything (in a worker)."""
     op = _compile(source, kind, function)
     prob = _problem(problem, n, seed, cfg.capacity)
-    where = f"on the n={n} {PROBLEM_NAMES[problem]} instance"
+    where = f"on the n={n} {prob.label} instance"
     sol = Solution(prob.core)
     sol.random_init(seed)
     start = sol.routes()
