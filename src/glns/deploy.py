@@ -81,8 +81,7 @@ def compile_operator_file(path: str | Path, out_dir: str | Path, *, timeout: flo
     try:
         export = read_export(path)
     except OperatorError as exc:
-        raise OperatorError(f"{path} is not an operator module glns compile can use (an evolution "
-                            f"export, or a file defining PROBLEM, DESTROY and REPAIR): {exc}") from None
+        raise OperatorError(f"{path} is not an operator module glns compile can use: {exc}") from None
     problem = export.problem
     probe = probe_problem(problem)
     cache = out / COMPILED_DIR

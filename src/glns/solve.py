@@ -11,7 +11,6 @@ import numpy as np
 from glns import operators as _ops
 from glns._core._alns import run_alns
 from glns._core._result import OperatorRecord, RunResult
-from glns._core._settings import RunSettings
 from glns.checks import check_count, check_seed
 from glns.operators.arguments import parse_arguments
 from glns.operators.bridge import alarm_installed
@@ -95,17 +94,12 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
         bound_d = [op.bind(problem, params.op_timeout, params) for op in destroy_ops]
         bound_r = [op.bind(problem, params.op_timeout, params) for op in repair_ops]
         with alarm_installed() if uses_python and params.op_timeout else contextlib.nullcontext():
-            run = _run(problem, bound_d, bound_r, settings, int(seed), initial_solution)
+            run = run_alns(problem.core, bound_d, bound_r, settings, seed, initial_solution)
     finally:
         if saved is not None:
             random.setstate(saved[0])
             np.random.set_state(saved[1])
-    return _result(problem, run, destroy_ops, repair_ops, int(seed), bound_d, bound_r)
-
-
-def _run(problem: Problem, bound_d: list, bound_r: list, settings: RunSettings, seed: int,
-         initial_solution: Any) -> RunResult:
-    return run_alns(problem.core, bound_d, bound_r, settings, seed, initial_solution)
+    return _result(problem, run, destroy_ops, repair_ops, seed, bound_d, bound_r)
 
 
 def _stats(ops: Iterable[_ops.Operator], record: OperatorRecord, bound: list) -> tuple[OperatorStats, ...]:

@@ -29,7 +29,6 @@ from glns.version import __version__
 
 __all__ = ["module_text", "export_module", "load_module", "string_literal", "atomic_write"]
 
-_PROBLEMS = tuple(PROBLEM_KINDS)
 #: meta keys shown first in the docstring, with their labels
 _LABELS = {"problem": "Problem", "run_dir": "Run directory", "seed": "Seed", "cycle": "Cycle",
            "episodes": "Episodes", "best_score": "Validation score of the best pair",
@@ -156,8 +155,8 @@ def module_text(destroy: Sequence[Member], repair: Sequence[Member],
     """
 
     problem = str(meta.get("problem", "")).lower()
-    if problem not in _PROBLEMS:
-        raise ValueError(f"meta['problem'] must be one of {_PROBLEMS}, got {meta.get('problem')!r}")
+    if problem not in PROBLEM_KINDS:
+        raise ValueError(f"meta['problem'] must be one of {tuple(PROBLEM_KINDS)}, got {meta.get('problem')!r}")
     meta = _json_meta({**meta, "problem": problem})
     meta.setdefault("glns_version", __version__)
     members = _collect(destroy, repair, best)

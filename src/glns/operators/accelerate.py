@@ -31,7 +31,7 @@ import threading
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from glns.operators.bridge import OPERATOR_GLOBALS, BoundPythonOperator
+from glns.operators.bridge import OPERATOR_GLOBALS, BoundPythonOperator, limit_stops_compiled_code
 from glns.policy import parse_source, policy_violation
 from glns.params import COMPILE_SETTINGS
 from glns.operators.probe import Form, Negotiation, negotiate
@@ -437,6 +437,17 @@ def _static_facts(op: Any) -> tuple[str | None, str | None, str, str | None]:
 def bind_python(op: Any, problem: Any, timeout: float | None, params: Any) -> BoundPythonOperator:
     """A Python operator bound to `problem` in the form chosen for it (see the module doc)."""
     views, mode = accelerate_settings(params)
+    note = ""
+    if mode != "off" and timeout and not limit_stops_compiled_code():
+        # outside the main thread the limit stops interpreted code only (glns.operators.watchdog)
+        mode, note = "off", ("; not compiled: outside the main thread the time limit stops only "
+                             "interpreted code (op_timeout=None allows compiled forms)")
+    bound = _bind(op, problem, timeout, views, mode)
+    bound.form_reason += note
+    return bound
+
+
+def _bind(op: Any, problem: Any, timeout: float | None, views: str, mode: str) -> BoundPythonOperator:
     bound = BoundPythonOperator(op.func, view_data(problem, "numpy"),
                                 view_of_matrix(problem, "numpy"), op.convention, timeout)
     if views == "numpy" and mode == "off":

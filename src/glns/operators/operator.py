@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Callable
 
 from glns.exceptions import OperatorError
-from glns.operators.bridge import compile_source, limit_stops_compiled_code, third_argument_convention
+from glns.operators.bridge import compile_source, third_argument_convention
 from glns.operators.natives import NATIVE_OPERATORS, native_params
 
 __all__ = ["Operator", "native", "from_source", "from_callable", "KINDS"]
@@ -121,14 +121,7 @@ class Operator:
         from glns.operators.accelerate import bind_python
         from glns.params import SolveParams
 
-        params = params if params is not None else SolveParams()
-        # outside the main thread the limit stops interpreted code only (glns.operators.watchdog)
-        interpreted_only = bool(timeout) and not limit_stops_compiled_code() and params.compile != "off"
-        bound = bind_python(self, problem, timeout, replace(params, compile="off") if interpreted_only else params)
-        if interpreted_only:
-            bound.form_reason += ("; not compiled: outside the main thread the time limit stops only "
-                                  "interpreted code (op_timeout=None allows compiled forms)")
-        return bound
+        return bind_python(self, problem, timeout, params if params is not None else SolveParams())
 
 
 def native(name: str, **params: float) -> Operator:
@@ -155,9 +148,7 @@ def from_source(source: str, kind: str, name: str | None = None,
     """A Python operator from source code (e.g. an LLM's answer's code block)."""
     check_kind(kind)
     func = compile_source(source, kind, function)
-    op = from_callable(func, kind, name or func.__name__)
-    return Operator(name=op.name, kind=kind, func=func, source=source, convention=op.convention,
-                    function=func.__name__)
+    return replace(from_callable(func, kind, name or func.__name__), source=source, function=func.__name__)
 
 
 def check_kind(kind: str) -> None:

@@ -15,8 +15,9 @@ same error messages for every caller (``glns.solve``, ``glns.solve_many``,
 An exported operator module (``glns.evolution.export``), or the path of one, stands for whole
 destroy and repair arguments, not for one operator: see :mod:`glns.operators.arguments`.
 
-With ``load=False`` nothing is executed: source stays text and an import path is only checked
-to name a module that exists. That is how worker pools parse, so that untrusted code runs only
+With ``load=False`` no operator code is executed: source stays text and an import path is only
+checked to name a module that exists. (An exported module, or its path, is imported in the
+caller all the same: it is the user's own file, and its operators are built on import.) That is how worker pools parse, so that untrusted code runs only
 in their workers (which load the operators they get by :meth:`Operator.wire`).
 """
 
@@ -31,8 +32,7 @@ from typing import Any, Iterable
 
 from glns.exceptions import OperatorError
 from glns.operators.natives import NATIVE_OPERATORS
-from glns.operators.operator import (Operator, Wire, check_kind, check_module_found, from_callable,
-                                     from_source, native)
+from glns.operators.operator import Operator, Wire, check_kind, check_module_found, from_callable, native
 
 __all__ = ["PythonSource", "parse", "parse_list", "wires", "is_module_spec", "IMPORT_PATH", "FILE_FUNCTION"]
 
