@@ -363,3 +363,22 @@ def test_evaluate_runs_on_ray(ray_executor, pool2):
     a = evaluate(insts, d, r, pool=ray_executor, iterations=20)
     b = evaluate(insts, d, r, pool=pool2, iterations=20)
     assert [fingerprint(o.result) for o in a] == [fingerprint(o.result) for o in b]
+
+
+def test_workers_take_compiled_twins_from_the_cache_the_caller_builds(monkeypatch):
+    """compile="auto": the caller starts the builds and the tasks say compile="cached", so no
+    worker starts a build thread (which would retire it after its task)."""
+    from glns.operators import accelerate
+    from glns.sandbox import evaluation
+
+    started = []
+    monkeypatch.setattr(evaluation, "precompile", lambda source, params: started.append(source))
+    monkeypatch.delenv("GLNS_COMPILE", raising=False)
+    src = "def destroy(x, destroy_cnt, problem_data):\n    return [x[0][0]], [x[0][1:]] + x[1:]\n"
+    inst = [datasets.generate_cvrp(8, 1)]
+    wires = evaluation.operator_wires(PythonSource(src, "destroy"), "greedy_insertion", {"cvrp"})
+    tasks = evaluation.solve_tasks(inst, [0], wires, 5, glns.SolveParams())
+    assert started == [src]
+    assert accelerate.accelerate_settings(tasks[0][6])[1] == "cached"
+    off = evaluation.solve_tasks(inst, [0], wires, 5, glns.SolveParams(compile="off"))
+    assert off[0][6].compile == "off" and started == [src]

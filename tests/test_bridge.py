@@ -891,3 +891,9 @@ def test_large_seeds_within_64_bits_work(tsp):
 def test_seed_beyond_64_bits_is_a_clear_value_error(tsp):
     with pytest.raises(ValueError, match="seed"):
         solve(tsp, iterations=5, seed=2**64)
+
+
+def test_an_infinite_time_limit_is_refused():
+    """The loop stops only when elapsed >= time_limit: inf would run forever."""
+    with pytest.raises(ValueError, match="time_limit must be finite"):
+        glns.solve(glns.datasets.generate_cvrp(5, 1), time_limit=float("inf"))

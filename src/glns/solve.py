@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import random
 from typing import Any, Iterable
 
@@ -39,6 +40,8 @@ def stop_settings(iterations: Any, time_limit: Any, no_improvement: Any) -> dict
     if time_limit is not None:
         if not time_limit > 0:
             raise ValueError(f"time_limit must be > 0 seconds, got {time_limit!r}")
+        if not math.isfinite(time_limit):   # the loop would never stop
+            raise ValueError(f"time_limit must be finite, got {time_limit!r} (give no time_limit for none)")
         out["time_limit"] = float(time_limit)
     if no_improvement is not None:
         out["no_improvement"] = check_count(no_improvement, "no_improvement")

@@ -51,7 +51,9 @@ def _limit_resources(memory_mb: int, cpu_seconds: int) -> None:
 
 def _store(spec: dict, result: dict) -> None:
     """Move the built module into its cache entry with meta.json (atomic rename of a staging
-    directory; an entry that appeared meanwhile is kept)."""
+    directory; an entry that appeared meanwhile is kept). glns.compiler.cache reads the entry
+    (its _verified checks key, so, size and sha256); this child does not import glns, so the
+    writing side lives here."""
     import hashlib
 
     store = spec["store"]

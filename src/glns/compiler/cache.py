@@ -27,7 +27,7 @@ from typing import Iterator
 from glns.compiler import toolchain as _toolchain
 
 __all__ = ["cache_dir", "cache_key", "clear_cache", "module_name", "so_name", "entry_dir",
-           "lookup", "discard", "store", "key_lock", "work_dir"]
+           "lookup", "discard", "key_lock", "work_dir"]
 
 META = "meta.json"
 _TMP_PREFIX = ".tmp-"
@@ -130,30 +130,6 @@ def work_dir(root: Path) -> Path:
     """A fresh temporary directory inside the cache (same file system: ``os.replace`` works)."""
     root.mkdir(parents=True, exist_ok=True)
     return Path(tempfile.mkdtemp(prefix=_TMP_PREFIX, dir=root))
-
-
-def store(root: Path, key: str, built_so: Path, meta: dict[str, object]) -> Path:
-    """Move `built_so` into the entry for `key` with its meta.json; the entry's module file.
-
-    `built_so` must be inside the cache directory (see :func:`work_dir`).
-    """
-    staging = work_dir(root)
-    try:
-        so = staging / so_name(key)
-        os.replace(built_so, so)
-        meta = dict(meta, key=key, so=so.name, size=so.stat().st_size, sha256=_sha256(so),
-                    created=time.strftime("%Y-%m-%dT%H:%M:%S%z"))
-        (staging / META).write_text(json.dumps(meta, indent=1, sort_keys=True), encoding="utf-8")
-        final = entry_dir(root, key)
-        final.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            os.replace(staging, final)
-        except OSError:  # an entry appeared meanwhile (a builder without the lock): keep it
-            if _verified(final, key) is None:
-                raise
-        return final / so.name
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 @contextlib.contextmanager

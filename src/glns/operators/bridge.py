@@ -135,8 +135,6 @@ class _Alarm:
 
 
 def _timeout_error(seconds: float) -> BaseException:
-    from glns._core._alns import OperatorTimeout
-
     return OperatorTimeout(f"operator ran past its time limit of {seconds:g} s")
 
 

@@ -52,7 +52,7 @@ def random_solution(problem: Problem, rng: SplitMix64) -> Any:
     """The initial solution (docs/method.md): a random permutation, cut greedily by capacity
     for VRP (as the core does)."""
     order = shuffled_nodes(problem, rng)
-    if not problem.capacitated:
+    if not problem.has_depot:   # one tour, as the core's sol_random_init
         return order
     routes: list[list[int]] = []
     load = 0

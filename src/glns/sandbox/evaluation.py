@@ -22,6 +22,7 @@ from glns.checks import check_count, check_seed
 from glns.exceptions import OperatorError
 from glns.executors import Executor, TaskResult, WorkerPool
 from glns.operators import Operator
+from glns.operators.accelerate import accelerate_settings, precompile
 from glns.operators.arguments import parse_per_kind
 from glns.operators.spec import PythonSource, wires as wire_list
 from glns.params import SolveParams
@@ -88,7 +89,19 @@ def operator_wires(destroy: Any, repair: Any, kinds: set[str]) -> dict[str, tupl
 def solve_tasks(instances: Sequence[Problem], seeds: Sequence[int], wires: dict[str, tuple[list, list]],
                 iterations: int | None, params: SolveParams, time_limit: float | None = None,
                 no_improvement: int | None = None) -> list[tuple]:
-    """The arguments of :func:`solve_task`, one tuple per instance."""
+    """The arguments of :func:`solve_task`, one tuple per instance.
+
+    With compile="auto" the compiled twins of Python operators are built here, in the caller,
+    and the workers only take them from the cache (compile="cached"): a build thread in a
+    worker would end the worker after its task (glns.executors.worker retires workers that
+    leave threads behind) and lose the build with it.
+    """
+    if accelerate_settings(params)[1] == "auto":
+        for d_wire, r_wire in wires.values():
+            for wire in (*d_wire, *r_wire):
+                if wire[0] == "python":
+                    precompile(wire[1], params)
+        params = dataclasses.replace(params, compile="cached")
     tasks = []
     for problem, seed in zip(instances, seeds):
         key, spec = _problem_wire(problem)
