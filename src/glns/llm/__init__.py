@@ -5,6 +5,9 @@ Importing this package does not import openai; only :meth:`LLMClient.complete` n
 >>> cfg = LLMConfig.load("llm.toml", model="deepseek-chat")    # doctest: +SKIP
 >>> reply = LLMClient(cfg).complete(prompt)                    # doctest: +SKIP
 >>> answer = parse_answer(reply.text)                          # doctest: +SKIP
+>>> models = Ensemble.load("llm.toml")                          # doctest: +SKIP
+>>> entry = models.choose(rng)                                  # doctest: +SKIP
+>>> reply = LLMClient(entry.config).complete(prompt)            # doctest: +SKIP
 """
 
 from glns.llm.client import (
@@ -14,6 +17,7 @@ from glns.llm.client import (
     LLMReply as LLMReply,
 )
 from glns.llm.config import ENV_VARS as ENV_VARS, LLMConfig as LLMConfig, LLMConfigError as LLMConfigError
+from glns.llm.ensemble import Ensemble as Ensemble, ModelEntry as ModelEntry, Price as Price
 from glns.llm.parsing import (
     AnswerParseError as AnswerParseError,
     JointAnswer as JointAnswer,

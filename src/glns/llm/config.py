@@ -11,6 +11,9 @@ Precedence, highest first:
 The API key comes from ``GLNS_LLM_API_KEY``, else ``OPENAI_API_KEY``, else the file's
 ``api_key`` or the variable named by its ``api_key_env`` (keep keys out of files you share).
 ``base_url`` falls back to ``OPENAI_BASE_URL`` after ``GLNS_LLM_BASE_URL``.
+
+The file may give a ``price`` (read by :class:`glns.llm.Ensemble`, ignored here); a file with a
+``models`` list is an ensemble and must be read with :meth:`glns.llm.Ensemble.load`.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from typing import Any, Mapping
 
 from glns.exceptions import GlnsError
 
-__all__ = ["LLMConfig", "LLMConfigError", "ENV_VARS"]
+__all__ = ["LLMConfig", "LLMConfigError", "ENV_VARS", "FILE_KEYS", "config_path", "read_table",
+           "env_setting"]
 
 
 class LLMConfigError(GlnsError, ValueError):
@@ -114,16 +118,13 @@ class LLMConfig:
         if unknown:
             raise LLMConfigError(f"unknown LLM setting(s): {', '.join(sorted(unknown))}")
         values: dict[str, Any] = {}
-        if path is None and env.get(CONFIG_ENV):
-            path = env[CONFIG_ENV]
-        if path is not None:
-            values.update(cls._read_file(Path(path), env))
-        for name, variables in ENV_VARS.items():
-            for var in variables:
-                raw = env.get(var)
-                if raw is not None and raw.strip() != "":
-                    values[name] = _convert(name, raw, var)
-                    break
+        file = config_path(path, env)
+        if file is not None:
+            values.update(cls._read_file(file, env))
+        for name in ENV_VARS:
+            found = env_setting(env, name)
+            if found is not None:
+                values[name] = found[0]
         values.update({k: v for k, v in overrides.items() if v is not None})
         for name in ("base_url", "model"):
             values.setdefault(name, "")
@@ -131,16 +132,14 @@ class LLMConfig:
 
     @classmethod
     def _read_file(cls, path: Path, env: Mapping[str, str]) -> dict[str, Any]:
-        try:
-            with open(path, "rb") as fh:
-                data = tomllib.load(fh)
-        except FileNotFoundError:
-            raise LLMConfigError(f"LLM config file not found: {path}") from None
-        except tomllib.TOMLDecodeError as exc:
-            raise LLMConfigError(f"LLM config file {path} is not valid TOML: {exc}") from None
-        if isinstance(data.get("llm"), dict):
-            data = data["llm"]
-        allowed = {f.name for f in dataclasses.fields(cls)} | {"api_key_env"}
+        data = read_table(path)
+        if "models" in data:
+            n = len(data["models"]) if isinstance(data["models"], list) else "several"
+            raise LLMConfigError(
+                f"{path} defines an ensemble of {n} models (models = [...]); load it with "
+                "glns.llm.Ensemble.load, which reads one model or several")
+        data.pop("price", None)  # the ensemble loader reads it; a single endpoint needs none
+        allowed = FILE_KEYS | {"price"}
         unknown = set(data) - allowed
         if unknown:
             raise LLMConfigError(
@@ -163,6 +162,40 @@ class LLMConfig:
         out = dataclasses.asdict(self)
         out["api_key"] = "<set>" if self.api_key else None
         return out
+
+
+#: the keys of a single-model config file (besides ``price``)
+FILE_KEYS: frozenset[str] = frozenset({f.name for f in dataclasses.fields(LLMConfig)} | {"api_key_env"})
+
+
+def config_path(path: str | os.PathLike | None, env: Mapping[str, str]) -> Path | None:
+    """The config file to read: `path`, else ``$GLNS_LLM_CONFIG`` if set, else None."""
+    if path is None and env.get(CONFIG_ENV):
+        path = env[CONFIG_ENV]
+    return None if path is None else Path(path)
+
+
+def read_table(path: Path) -> dict[str, Any]:
+    """The settings table of a TOML config file: its ``[llm]`` table if it has one, else the
+    top level (raw values, not validated)."""
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except FileNotFoundError:
+        raise LLMConfigError(f"LLM config file not found: {path}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise LLMConfigError(f"LLM config file {path} is not valid TOML: {exc}") from None
+    return data["llm"] if isinstance(data.get("llm"), dict) else data
+
+
+def env_setting(env: Mapping[str, str], name: str) -> tuple[Any, str] | None:
+    """(value, variable) of the first non-empty variable of :data:`ENV_VARS` for field
+    `name`, converted to the field's type; None if none is set."""
+    for var in ENV_VARS[name]:
+        raw = env.get(var)
+        if raw is not None and raw.strip() != "":
+            return _convert(name, raw, var), var
+    return None
 
 
 def _check(ok: bool, message: str) -> None:
