@@ -3,10 +3,12 @@ its answers are deterministic, and it speaks the OpenAI protocol to the real ope
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import random
 import subprocess
 import sys
+import time
 import urllib.request
 from pathlib import Path
 
@@ -21,7 +23,7 @@ from glns.llm import markers, parse_answer, parse_joint_answer
 from glns.llm.parsing import AnswerParseError
 from glns.offline_llm import BAD_CASES, GOOD, OfflineLLM, OfflineLLMServer, parse_model
 from glns.offline_llm.bad import bad_operator_source
-from glns.offline_llm.brain import DirectiveError, Directives
+from glns.offline_llm.brain import DirectiveError, Directives, jitter_delay
 from conftest import make_problem
 
 openai = pytest.importorskip("openai")
@@ -379,3 +381,91 @@ def test_greedy_repairs_find_the_cheapest_insertion(problem):
                 third = data if "problem_data" in e.func.__code__.co_varnames[:3] else data["distance_matrix"]
                 out = e.func([list(r) for r in partial] if family == "vrp" else list(partial), [node], third)
                 assert inst.cost(out) == pytest.approx(best), e.name
+
+
+# -- jitter: answers out of order, unchanged --------------------------------------------------
+
+def test_parse_jitter_directive():
+    d = parse_model("offline:jitter=0.3")
+    assert (d.jitter, d.jitter_salt, d.slow) == (0.3, 0, 0.0)
+    d = parse_model("offline:good,jitter=0.25~-7,slow=0.1")
+    assert (d.jitter, d.jitter_salt, d.slow, d.good) == (0.25, -7, 0.1, True)
+    for bad in ("jitter", "jitter=", "jitter=fast", "jitter=-0.1", "jitter=0.3~", "jitter=0.3~1.5",
+                "jitter=0.3~x", "jitter=0.3x2"):
+        with pytest.raises(DirectiveError, match="jitter must be SECONDS or SECONDS~SALT"):
+            parse_model(f"offline:{bad}")
+
+
+def test_jitter_delay_is_bounded_deterministic_and_salted():
+    messages = prompt("cvrp", "destroy")
+    delays = {salt: [jitter_delay(parse_model(f"offline:jitter=0.3~{salt}"), messages, s)
+                     for s in range(200)] for salt in (0, 1)}
+    for values in delays.values():
+        assert all(0.0 <= v < 0.3 for v in values)
+        assert min(values) < 0.03 and max(values) > 0.27  # spread over the whole range
+    unsalted = parse_model("offline:jitter=0.3")
+    assert delays[0] == [jitter_delay(unsalted, messages, s) for s in range(200)]
+    other_messages = prompt("tsp", "repair")  # with a request seed, the messages do not count
+    assert delays[1] == [jitter_delay(Directives(jitter=0.3, jitter_salt=1), other_messages, s)
+                         for s in range(200)]
+
+    def order(values):
+        return sorted(range(len(values)), key=values.__getitem__)
+
+    assert order(delays[0][:10]) != order(delays[1][:10])
+    # without a request seed, the messages decide
+    by_messages = [jitter_delay(Directives(jitter=0.3), prompt("tsp", "destroy", str(i)))
+                   for i in range(20)]
+    assert len(set(by_messages)) == 20 and all(0.0 <= v < 0.3 for v in by_messages)
+    assert by_messages[3] == jitter_delay(Directives(jitter=0.3), prompt("tsp", "destroy", "3"))
+    assert jitter_delay(Directives(), messages, 1) == 0.0
+
+
+def test_jitter_reorders_concurrent_requests(client, server):
+    """Three requests sent longest-delay first come back shortest-delay first, each after at
+    least its delay (slow included)."""
+    model = "offline:good,jitter=0.3~5,slow=0.02"
+    directives = parse_model(model)
+    messages = prompt("tsp", "destroy")
+    delay = {s: jitter_delay(directives, messages, s) for s in range(200)}
+    # well-separated delays, so thread scheduling on a busy machine cannot swap them
+    seeds = [next(s for s in delay if low <= delay[s] < low + 0.05) for low in (0.24, 0.13, 0.02)]
+    start = time.monotonic()
+
+    def call(seed):
+        client.chat.completions.create(model=model, messages=messages, seed=seed)
+        return seed, time.monotonic() - start
+
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        futures = []
+        for seed in seeds:
+            futures.append(pool.submit(call, seed))
+            time.sleep(0.01)
+        done = [f.result() for f in futures]
+    assert [s for s, _ in sorted(done, key=lambda item: item[1])] == seeds[::-1]
+    for seed, elapsed in done:
+        assert elapsed >= delay[seed] + 0.02 - 0.005
+    other = {s: jitter_delay(parse_model("offline:jitter=0.3~6"), messages, s) for s in range(8)}
+    assert sorted(other, key=other.get) != sorted(range(8), key=delay.get)
+
+
+def test_jitter_does_not_change_answers(client):
+    brain = OfflineLLM(seed=4, bad_rate=0.4)
+    for i, problem in enumerate(PROBLEMS):
+        for kind in ("destroy", "repair", "joint"):
+            messages = prompt(problem, kind)
+            assert brain.answer(messages, parse_model("offline:jitter=0.3~9"), i).text == \
+                brain.answer(messages, Directives(), i).text
+    for seed in range(3):  # over HTTP, with a request seed
+        assert ask(client, "cvrp", "repair", "offline:jitter=0.05~2", seed=seed) == \
+            ask(client, "cvrp", "repair", "offline", seed=seed)
+    # and without one: the same request sequence gets the same answers
+    requests = [prompt(p, "destroy") for p in PROBLEMS] * 2
+
+    def run(model):
+        with OfflineLLMServer(seed=11, bad_rate=0.3) as srv:
+            c = openai.OpenAI(base_url=srv.base_url, api_key="none", max_retries=0)
+            return [c.chat.completions.create(model=model, messages=m).choices[0].message.content
+                    for m in requests]
+
+    assert run("offline:jitter=0.04~1") == run("offline")

@@ -13,11 +13,16 @@ The request's model name may carry directives (``offline:`` then comma-separated
 ``fail=closexN``            the first N requests get the connection closed without an answer
 ``slow=SECONDS`` or         wait SECONDS before answering (all requests / the first N with this
 ``slow=SECONDSxN``          model name); longer than the client's timeout makes it time out
+``jitter=SECONDS`` or       wait a further delay in [0, SECONDS) drawn from the request's
+``jitter=SECONDS~SALT``     ``seed`` (else its messages) and the integer SALT (default 0), so
+                            concurrent requests answer out of order, another SALT in another
+                            order; every request, added to ``slow``; the answer is unchanged
 ==========================  ==================================================================
 
 Any other model name (e.g. ``offline`` or ``deepseek-chat``) gets the default behaviour: a bad
 answer with the server's ``bad_rate``, else a good one. Counters for ``fail`` and ``slow`` are
-kept per model name, so each test can use its own name.
+kept per model name, so each test can use its own name. ``jitter`` changes when an answer
+comes, never its text, which draws only on what the next paragraph names.
 
 The answer is a function of (server seed, the messages, and either the request's ``seed``
 field or how many times these exact messages were asked before). Two servers with the same
@@ -40,7 +45,7 @@ from glns.llm import markers
 from glns.offline_llm.bad import BAD_CASES, bad_answer_text
 from glns.offline_llm.corpus import HEADER, CorpusEntry, GOOD, entry, family_of, good_entries
 
-__all__ = ["OfflineLLM", "Directives", "DirectiveError", "Answer", "parse_model"]
+__all__ = ["OfflineLLM", "Directives", "DirectiveError", "Answer", "parse_model", "jitter_delay"]
 
 
 class DirectiveError(GlnsError, ValueError):
@@ -56,10 +61,13 @@ class Directives:
     fail_count: int = 0
     slow: float = 0.0
     slow_count: int | None = None  # None: every request
+    jitter: float = 0.0
+    jitter_salt: int = 0
 
 
 _FAIL = re.compile(r"^(close|[45]\d\d)x(\d+)$")
 _SLOW = re.compile(r"^(\d+(?:\.\d*)?)(?:x(\d+))?$")
+_JITTER = re.compile(r"^(\d+(?:\.\d*)?)(?:~(-?\d+))?$")
 
 
 def parse_model(model: str) -> Directives:
@@ -93,13 +101,36 @@ def parse_model(model: str) -> Directives:
                 raise DirectiveError(f"slow must look like 2.5 or 2.5x1, got {value!r}")
             out.slow = float(m.group(1))
             out.slow_count = int(m.group(2)) if m.group(2) else None
+        elif key == "jitter":
+            m = _JITTER.match(value)
+            if not m:
+                raise DirectiveError("jitter must be SECONDS or SECONDS~SALT with an integer SALT "
+                                     f"(e.g. 0.3 or 0.3~7), got {value!r}")
+            out.jitter = float(m.group(1))
+            out.jitter_salt = int(m.group(2)) if m.group(2) else 0
         else:
             raise DirectiveError(f"unknown offline directive {item!r} in model {model!r}; "
                                  "known: good, good=NAME, bad, bad=CASE, rate=P, fail=429x2, "
-                                 "fail=closex1, slow=SECONDS[xN]")
+                                 "fail=closex1, slow=SECONDS[xN], jitter=SECONDS[~SALT]")
     if out.good and out.bad:
         raise DirectiveError("give either good or bad, not both")
     return out
+
+
+def _messages_digest(messages: list[dict[str, Any]]) -> str:
+    return hashlib.sha256(json.dumps(messages, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def jitter_delay(directives: Directives, messages: list[dict[str, Any]],
+                 request_seed: int | None = None) -> float:
+    """The ``jitter`` part of a request's wait, in [0, directives.jitter): a function of the
+    request seed (else the messages) and the salt only, so a replayed request waits as long."""
+    if directives.jitter <= 0.0:
+        return 0.0
+    key = f"seed={request_seed}" if request_seed is not None \
+        else f"messages={_messages_digest(messages)}"
+    digest = hashlib.sha256(f"jitter|{key}|salt={directives.jitter_salt}".encode()).digest()
+    return directives.jitter * int.from_bytes(digest[:8], "big") / 2.0**64
 
 
 @dataclass(frozen=True)
@@ -153,7 +184,7 @@ class OfflineLLM:
             raise ValueError(f"bad_rate must be in [0, 1], got {self.bad_rate}")
 
     def _rng(self, messages: list[dict[str, Any]], request_seed: int | None) -> random.Random:
-        digest = hashlib.sha256(json.dumps(messages, sort_keys=True, default=str).encode()).hexdigest()
+        digest = _messages_digest(messages)
         if request_seed is not None:
             salt = f"seed={request_seed}"
         else:

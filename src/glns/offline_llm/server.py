@@ -22,7 +22,7 @@ import uuid
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Sequence
 
-from glns.offline_llm.brain import DirectiveError, OfflineLLM, parse_model
+from glns.offline_llm.brain import DirectiveError, OfflineLLM, jitter_delay, parse_model
 
 __all__ = ["OfflineLLMServer", "main"]
 
@@ -156,8 +156,11 @@ class OfflineLLMServer:
                 else "invalid_request_error"
             return status, {"error": {"message": f"simulated HTTP {status} (directive fail)",
                                       "type": kind, "code": status}}, {}
+        delay = jitter_delay(directives, messages, seed)
         if directives.slow and self._countdown(self._slow_counts, model, directives.slow_count):
-            self._stopping.wait(directives.slow)
+            delay += directives.slow
+        if delay:
+            self._stopping.wait(delay)
 
         with self._lock:  # the brain counts repeated prompts: keep it consistent
             try:
