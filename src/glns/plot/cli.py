@@ -6,6 +6,7 @@
     glns plot routes RESULTS.json --instance NAME [--solver S] -o FILE
     glns plot routes --file INSTANCE.vrp|.tsp [--rounding nint|exact] [--iterations N] -o FILE
     glns plot weights|synergy (RESULTS.json [--group G ...] [--solver S ...] | RUN_DIR) -o FILE
+    glns plot lineage RUN_DIR [-o FILE] [--text] [--dot FILE.dot]   (the operators' family tree)
 
 The image format comes from the output file's suffix (.png, .svg, .pdf). Errors are raised as
 ValueError with the reason; ``glns.cli.main`` prints them and exits with status 2.
@@ -14,6 +15,7 @@ ValueError with the reason; ``glns.cli.main`` prints them and exits with status 
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 from typing import Any
 
 from glns.problems import PROBLEM_KINDS
@@ -93,6 +95,26 @@ def _cmd_synergy(args: argparse.Namespace) -> int:
                   args.output)
 
 
+def _cmd_lineage(args: argparse.Namespace) -> int:
+    from glns.evolution.lineage import lineage_text, read_lineage
+
+    if not (args.output or args.text or args.dot):
+        raise ValueError("glns plot lineage needs -o FILE, --text or --dot FILE")
+    lineage = read_lineage(args.run_dir)
+    if args.text:
+        print(lineage_text(lineage))
+    if args.dot:
+        dot = Path(args.dot)
+        dot.parent.mkdir(parents=True, exist_ok=True)
+        dot.write_text(lineage.to_dot(), encoding="utf-8")
+        print(f"wrote {dot}")
+    if args.output:
+        from glns.plot.lineage import lineage_figure
+
+        return _write(lineage_figure(lineage), args.output)
+    return 0
+
+
 def _output(p: argparse.ArgumentParser) -> None:
     p.add_argument("-o", "--output", required=True, metavar="FILE",
                    help="image file; the format comes from the suffix (.png, .svg, .pdf)")
@@ -104,7 +126,7 @@ def _selection(p: argparse.ArgumentParser) -> None:
 
 
 def add_plot_parser(subparsers: argparse._SubParsersAction) -> argparse.ArgumentParser:
-    """Add ``glns plot`` with its four kinds of plot to the ``glns`` sub-command parsers."""
+    """Add ``glns plot`` with its five kinds of plot to the ``glns`` sub-command parsers."""
     p = subparsers.add_parser("plot", help="plot benchmark results, routes and operator statistics",
                               description="Write plots as PNG/SVG/PDF (needs matplotlib: "
                               "pip install 'glns[plot]').")
@@ -141,4 +163,13 @@ def add_plot_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
             h.add_argument("--cycle", type=int, help="evolution run: the cycle to show (default the last)")
         _output(h)
         h.set_defaults(func=func)
+
+    g = kinds.add_parser("lineage", help="family tree of an evolution run's operators (image, text or DOT)")
+    g.add_argument("run_dir", metavar="RUN_DIR", help="a glns evolve run directory (finished or not)")
+    g.add_argument("-o", "--output", metavar="FILE",
+                   help="image file; the format comes from the suffix (.png, .svg, .pdf)")
+    g.add_argument("--text", action="store_true", help="print the lineage as a table")
+    g.add_argument("--dot", metavar="FILE", help="write Graphviz DOT text (render with dot -Tsvg)")
+    g.set_defaults(func=_cmd_lineage)
+
     return p
