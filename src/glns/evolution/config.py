@@ -8,16 +8,19 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from glns.checks import check_seed
+from glns.evolution.budget import Budgets
 from glns.executors import check_workers
 from glns.params import SIGMA_AGGRESSIVE, SIGMA_FLAT, SIGMA_PAPER, SolveParams
 from glns.problems import PROBLEM_KINDS
 from glns.sandbox.check_types import CheckConfig
 
-__all__ = ["EvolutionConfig", "SIGMA_PRESETS", "DEFAULT_MIX"]
+__all__ = ["EvolutionConfig", "SIGMA_PRESETS", "DEFAULT_MIX", "RESUMABLE"]
 
 SIGMA_PRESETS = {"paper": SIGMA_PAPER, "flat": SIGMA_FLAT, "aggressive": SIGMA_AGGRESSIVE}
 #: the refill strategy mix of the paper: mutation, homogeneous crossover, joint crossover
 DEFAULT_MIX = {"mutation": 0.5, "homogeneous": 0.4, "joint": 0.1}
+#: settings a resumed run may change: the episode budget, the other budgets, the concurrency
+RESUMABLE = ("generations", "llm_concurrency", "max_tokens", "max_cost", "max_time")
 
 
 @dataclass(frozen=True)
@@ -49,6 +52,11 @@ class EvolutionConfig:
         pre-evaluation filter still runs in local sandbox processes).
     seed: the run's master seed (instances of the solver runs, strategy draws, LLM seeds).
     temperature: the LLM's sampling temperature (None: the LLM configuration's).
+    llm_concurrency: LLM requests in flight at once; the result does not depend on it.
+    max_tokens, max_cost, max_time: budgets (LLM tokens, USD from the models' prices, wall
+        seconds); the run stops at a cycle boundary before one would be exceeded
+        (:mod:`glns.evolution.budget`). None: no limit. These and llm_concurrency may be
+        changed when a run is resumed (:data:`RESUMABLE`).
     """
 
     problem: str = "cvrp"
@@ -82,6 +90,10 @@ class EvolutionConfig:
     address: str | None = None
     seed: int = 0
     temperature: float | None = None
+    llm_concurrency: int = 4
+    max_tokens: int | None = None
+    max_cost: float | None = None
+    max_time: float | None = None
     check: CheckConfig = field(default_factory=CheckConfig)
 
     def __post_init__(self) -> None:
@@ -126,6 +138,14 @@ class EvolutionConfig:
         if self.temperature is not None and not 0 <= self.temperature <= 2:
             raise ValueError(f"temperature must be in [0, 2], got {self.temperature}")
         object.__setattr__(self, "seed", check_seed(self.seed))
+        if isinstance(self.llm_concurrency, bool) or int(self.llm_concurrency) != self.llm_concurrency \
+                or self.llm_concurrency < 1:
+            raise ValueError(f"llm_concurrency must be a positive integer, got {self.llm_concurrency!r}")
+        self.budgets()   # validates the budgets
+
+    def budgets(self) -> Budgets:
+        """The run's token, money and time budgets."""
+        return Budgets(tokens=self.max_tokens, cost=self.max_cost, time=self.max_time)
 
     @property
     def cycles(self) -> int:

@@ -119,20 +119,28 @@ class Evaluation:
         self.progress(f"cycle {c}/{self.cfg.cycles} episode {st.episodes}/{self.cfg.generations}: "
                       f"mean cost {ep.mean_cost or 0.0:.4f}, {len(ep.failed)} failed runs, {seconds:.1f} s")
 
-    def validate(self, c: int) -> list[dict[str, Any]]:
-        """Validate the pairs with the highest synergy this cycle; update the best pair."""
+    def validation_pairs(self) -> list[tuple[Member, Member, float]]:
+        """The pairs to validate after this cycle's episodes: the highest synergy first."""
         st = self.state
         d_ids, r_ids = [m.id for m in st.destroy], [m.id for m in st.repair]
         s = st.scores.matrix(d_ids, r_ids)
         order = sorted(((i, j) for i in range(len(d_ids)) for j in range(len(r_ids))),
                        key=lambda ij: (-s[ij], ij))
+        return [(st.destroy[i], st.repair[j], float(s[i, j]))
+                for i, j in order[: self.cfg.validation_pairs]]
+
+    def validate(self, c: int, pairs: Sequence[tuple[Member, Member, float]] | None = None,
+                 log: Callable[..., None] | None = None) -> list[dict[str, Any]]:
+        """Validate `pairs` (default: :meth:`validation_pairs`) of cycle c; update the best
+        pair and the validation cache. Touches no other state, so it may run in another
+        thread while the next cycle's refill changes the populations."""
+        st, log = self.state, log or self.log
         out = []
-        for i, j in order[: self.cfg.validation_pairs]:
-            d, r = st.destroy[i], st.repair[j]
+        for d, r, synergy in (self.validation_pairs() if pairs is None else pairs):
             score = self.validation_score(d, r)
-            item = {"destroy": d.id, "repair": r.id, "synergy": float(s[i, j]), "score": score}
+            item = {"destroy": d.id, "repair": r.id, "synergy": synergy, "score": score}
             out.append(item)
-            self.log("validation", cycle=c, **item)
+            log("validation", cycle=c, **item)
             if math.isfinite(score) and (st.best is None or score < score_value(st.best["score"])):
                 st.best = {"destroy": d.id, "repair": r.id, "score": score, "cycle": c}
         return out

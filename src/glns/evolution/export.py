@@ -24,6 +24,7 @@ from glns.evolution.population import Member
 from glns.evolution.rundir import atomic_write
 from glns.operators import exported as fmt
 from glns.operators.exported import load_module
+from glns.policy import parse_source
 from glns.problems import PROBLEM_KINDS
 from glns.version import __version__
 
@@ -48,7 +49,9 @@ def string_literal(text: str) -> str:
     for quote in ("'''", '"""'):
         if plain and quote not in text and not text.endswith(quote[0]):
             literal = f"r{quote}{text}{quote}"
-            if ast.literal_eval(literal) == text:  # belt and braces: never a wrong round trip
+            # belt and braces: never a wrong round trip (parsed under the parse lock:
+            # a cycle is exported while other threads examine LLM answers)
+            if ast.literal_eval(parse_source(literal).body[0].value) == text:
                 return literal
     return repr(text)
 

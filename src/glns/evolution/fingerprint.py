@@ -20,6 +20,8 @@ import ast
 import hashlib
 from dataclasses import dataclass, field
 
+from glns.policy import parse_source
+
 __all__ = ["code_fingerprint", "normalised_source"]
 
 #: hex digits of sha256 kept, as in glns.evolution.generate.source_key
@@ -56,7 +58,7 @@ def _plain_text(source: str) -> str:
 
 def _normalised_tree(source: str) -> ast.Module | None:
     try:
-        tree = ast.parse(source)
+        tree = parse_source(source)   # thread-safe: requests are examined in threads
         _drop_string_statements(tree)
         _Renamer().run(tree)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

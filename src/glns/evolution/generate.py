@@ -1,9 +1,13 @@
-"""Asking the LLM for an operator until one passes the pre-evaluation filter (docs/method.md).
+"""Asking the LLM for operators until they pass the pre-evaluation filter (docs/method.md).
 
-One request is a conversation: the action's prompt, the answer, and, when the answer is
+A refill is planned first (:class:`Request`: action, prompt, parents, model and seed, all drawn
+from the run's random stream) and then executed here with up to ``concurrency`` requests in
+flight. One request is a conversation: the action's prompt, the answer, and, when the answer is
 rejected (no code block, duplicate of a population member, or a failed sandbox check), a
-follow-up message with the precise reason, up to ``max_attempts`` answers. Every LLM call and
-every verdict goes to the run's event log, rejected code included.
+follow-up message with the precise reason, up to ``max_attempts`` answers. Admission checks run
+in the request's thread as its answers arrive. Each request's attempt seeds come from its own
+seed, so its conversation does not depend on the others or on the order answers arrive in.
+Every LLM call and every verdict goes to the run's event log, rejected code included.
 """
 
 from __future__ import annotations
@@ -11,15 +15,19 @@ from __future__ import annotations
 import hashlib
 import logging
 import random
+import threading
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterable
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from glns.evolution import prompts
+from glns.evolution.concurrency import StopSignal, run_jobs
+from glns.evolution.usage import Counters
 from glns.exceptions import GlnsError
 from glns.llm import AnswerParseError, LLMClient, LLMError, parse_answer, parse_joint_answer
 from glns.sandbox import CheckConfig, CheckRequest, WorkerPool, check_operators
 
-__all__ = ["Candidate", "Generator", "EvolutionAborted", "source_key"]
+__all__ = ["Candidate", "Counters", "Generator", "EvolutionAborted", "Request", "attempt_seeds",
+           "source_key"]
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +35,25 @@ logger = logging.getLogger(__name__)
 class EvolutionAborted(GlnsError, RuntimeError):
     """The run cannot go on (e.g. the LLM endpoint keeps failing); the run directory holds the
     state after the last finished cycle and the run can be resumed."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One planned LLM request of a refill round.
+
+    index: its position in the round (results are applied in this order); action: i1, i2, m1,
+    m2, c1 or c2; kind: "destroy", "repair" or "joint" (c2); parents: ids of the operators it
+    starts from; seed: the request's own seed (its attempts' seeds derive from it); model: the
+    name of the ensemble model that answers it.
+    """
+
+    index: int
+    action: str
+    kind: str
+    prompt: str
+    parents: tuple[str, ...]
+    seed: int
+    model: str
 
 
 @dataclass(frozen=True)
@@ -40,6 +67,7 @@ class Candidate:
     attempt: int
     warnings: tuple[str, ...] = ()
     timings: dict = field(default_factory=dict)
+    model: str | None = None
 
 
 def source_key(source: str) -> str:
@@ -48,39 +76,44 @@ def source_key(source: str) -> str:
     return hashlib.sha256("\n".join(l for l in lines if l).encode()).hexdigest()[:16]
 
 
-@dataclass
-class Counters:
-    """Totals over a run, kept in the checkpoint."""
+def attempt_seeds(seed: int, attempts: int) -> list[int]:
+    """The ``seed`` sent with each attempt of a request with seed `seed`."""
+    rng = random.Random(seed)
+    return [rng.getrandbits(31) for _ in range(attempts)]
 
-    llm_calls: int = 0
-    llm_failures: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    admitted: int = 0
-    rejected: int = 0
 
-    @property
-    def tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
+def _single_client_cost(name: str, prompt_tokens: int, completion_tokens: int) -> float | None:
+    return None
 
 
 class Generator:
-    """Turns prompts into admitted operators.
+    """Turns planned requests into admitted operators.
 
-    client: the LLM client; pool: sandbox workers for the checks; problem: "tsp"|"cvrp"|"ovrp";
-    check: the filter's settings; max_attempts: answers per request; rng: the run's random
-    stream (draws each call's ``seed``, so answers of a seeded endpoint replay on resume);
-    log: ``log(event, **fields)`` of the run directory; known_sources: the code keys of the
-    current populations (an identical operator is rejected as a duplicate);
-    max_llm_failures: consecutive failed LLM calls (after the client's own retries) that
-    abort the run.
+    clients: the LLM client of each model name (or one client, used for every request); pool:
+    sandbox workers for the checks; problem: "tsp"|"cvrp"|"ovrp"; check: the filter's settings;
+    max_attempts: answers per request; rng: the run's random stream (only :meth:`single` and
+    :meth:`joint` draw from it); log: ``log(event, **fields)`` of the run directory; counters:
+    the run's totals; temperature: overrides the models' own; max_llm_failures: consecutive
+    failed LLM calls (after the client's own retries) that abort the run; concurrency: requests
+    in flight; cost: ``cost(model, prompt_tokens, completion_tokens)`` in USD or None;
+    key: the duplicate key of a source; known_sources: the keys of the current populations (an
+    answer with one of them is rejected as a duplicate); guard: called after every LLM call,
+    returns an exception (e.g. a budget that is exceeded) to stop the round with, or None.
     """
 
-    def __init__(self, client: LLMClient, pool: WorkerPool, problem: str, check: CheckConfig,
-                 max_attempts: int, rng: random.Random, log: Callable[..., None],
-                 counters: Counters, temperature: float | None = None,
-                 max_llm_failures: int = 3) -> None:
-        self.client = client
+    def __init__(self, clients: LLMClient | Mapping[str, LLMClient], pool: WorkerPool, problem: str,
+                 check: CheckConfig, max_attempts: int, rng: random.Random,
+                 log: Callable[..., None], counters: Counters, temperature: float | None = None,
+                 max_llm_failures: int = 3, concurrency: int = 1,
+                 cost: Callable[[str, int, int], float | None] = _single_client_cost,
+                 key: Callable[[str], str] = source_key,
+                 guard: Callable[[], BaseException | None] | None = None) -> None:
+        if isinstance(clients, LLMClient) or not isinstance(clients, Mapping):
+            self.default_model: str = clients.config.model
+            clients = {self.default_model: clients}
+        else:
+            self.default_model = next(iter(clients))
+        self.clients = dict(clients)
         self.pool = pool
         self.problem = problem
         self.check = check
@@ -90,133 +123,177 @@ class Generator:
         self.counters = counters
         self.temperature = temperature
         self.max_llm_failures = max_llm_failures
+        self.concurrency = concurrency
+        self.cost = cost
+        self.key = key
+        self.guard = guard
         self.known_sources: set[str] = set()
         self._failures_in_a_row = 0
+        self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ public
+    def run(self, requests: Sequence[Request], cycle: int,
+            on_done: Callable[[Request, Any], None] | None = None) -> list[Any]:
+        """Execute a planned round; per request a :class:`Candidate`, a pair of them (c2) or
+        None (every attempt rejected, or the call failed), in request order.
+
+        Duplicates are judged against the populations as they were when the round started;
+        two answers of one round that are copies of each other are for the caller to catch
+        when it applies the results in order. Raises :class:`EvolutionAborted` (the endpoint
+        keeps failing) or what the guard returned, after the requests in flight returned.
+        """
+        known = frozenset(self.known_sources)
+        stop = StopSignal()
+        jobs = [(lambda r=r: self._request(r, cycle, known, stop)) for r in requests]
+        done = None if on_done is None else (lambda i, value: on_done(requests[i], value))
+        return run_jobs(jobs, self.concurrency, stop, done)
+
     def single(self, action: str, kind: str, prompt: str, parents: Iterable[str],
                cycle: int) -> Candidate | None:
-        """One operator of `kind` for `action`, or None when every attempt was rejected."""
-        parents = list(parents)
-
-        def examine(text: str, attempt: int) -> tuple[Any, str | None]:
-            try:
-                answer = parse_answer(text)
-            except AnswerParseError as exc:
-                return None, self._reject(action, kind, parents, cycle, attempt, "parse", str(exc), None, None)
-            dup = self._duplicate(answer.code, action, kind, parents, cycle, attempt, answer.idea)
-            if dup:
-                return None, dup
-            verdict = self._admit([(kind, answer.code, None)])[0]
-            if not verdict.ok:
-                return None, self._reject(action, kind, parents, cycle, attempt, verdict.check,
-                                          verdict.error, answer.code, answer.idea, verdict.size)
-            return self._candidate(kind, answer.code, answer.idea, attempt, verdict), None
-
-        return self._converse(action, kind, prompt, parents, examine)
+        """One operator of `kind` for `action` (a one-request round), or None."""
+        return self.run([self._one(action, kind, prompt, parents)], cycle)[0]
 
     def joint(self, prompt: str, parents: Iterable[str], cycle: int) -> tuple[Candidate, Candidate] | None:
         """A destroy and a repair operator from one joint-crossover (c2) request, or None."""
-        parents = list(parents)
-        action = "c2"
+        return self.run([self._one("c2", "joint", prompt, parents)], cycle)[0]
 
-        def examine(text: str, attempt: int) -> tuple[Any, str | None]:
-            try:
-                answer = parse_joint_answer(text)
-            except AnswerParseError as exc:
-                return None, self._reject(action, "joint", parents, cycle, attempt, "parse", str(exc), None, None)
-            codes = (("destroy", answer.destroy, answer.destroy_name),
-                     ("repair", answer.repair, answer.repair_name))
-            errors = []
-            for kind, code, _ in codes:
-                dup = self._duplicate(code, action, kind, parents, cycle, attempt, answer.idea)
-                if dup:
-                    errors.append(f"{kind} operator: {dup}")
-            if errors:
-                return None, "\n".join(errors)
-            verdicts = self._admit(list(codes))
-            for (kind, code, _), v in zip(codes, verdicts):
-                if not v.ok:
-                    errors.append(f"{kind} operator: " + self._reject(
-                        action, kind, parents, cycle, attempt, v.check, v.error, code, answer.idea, v.size))
-            if errors:
-                return None, "\n".join(errors)
-            return tuple(self._candidate(kind, code, answer.idea, attempt, v)
-                         for (kind, code, _), v in zip(codes, verdicts)), None
+    def _one(self, action: str, kind: str, prompt: str, parents: Iterable[str]) -> Request:
+        return Request(0, action, kind, prompt, tuple(parents), self.rng.getrandbits(31),
+                       self.default_model)
 
-        return self._converse(action, "joint", prompt, parents, examine)
-
-    # ------------------------------------------------------------------ conversation
-    def _converse(self, action: str, kind: str, prompt: str, parents: list[str],
-                  examine: Callable[[str, int], tuple[Any, str | None]]) -> Any:
+    # ------------------------------------------------------------------ one request
+    def _request(self, req: Request, cycle: int, known: frozenset[str], stop: StopSignal) -> Any:
+        examine = self._examine_joint if req.kind == "joint" else self._examine_single
         messages = [{"role": "system", "content": prompts.SYSTEM_PROMPT},
-                    {"role": "user", "content": prompt}]
-        for attempt in range(1, self.max_attempts + 1):
-            seed = self.rng.getrandbits(31)
-            text = self._call(messages, seed, action, kind, parents, attempt)
+                    {"role": "user", "content": req.prompt}]
+        for attempt, seed in enumerate(attempt_seeds(req.seed, self.max_attempts), start=1):
+            if stop.is_set():
+                return None
+            text = self._call(req, messages, seed, attempt, cycle, stop)
             if text is None:
                 return None
-            value, error = examine(text, attempt)
+            value, error = examine(req, text, attempt, cycle, known)
             if value is not None:
                 return value
             messages = messages + [{"role": "assistant", "content": text},
-                                   {"role": "user", "content": prompts.feedback_prompt(kind, error)}]
-        self.log("request_failed", action=action, kind=kind, parents=parents,
-                 attempts=self.max_attempts)
+                                   {"role": "user", "content": prompts.feedback_prompt(req.kind, error)}]
+        self.log("request_failed", action=req.action, kind=req.kind, parents=list(req.parents),
+                 attempts=self.max_attempts, cycle=cycle, request=req.index, model=req.model)
         return None
 
-    def _call(self, messages: list[dict], seed: int, action: str, kind: str, parents: list[str],
-              attempt: int) -> str | None:
-        c = self.counters
-        c.llm_calls += 1
+    def _examine_single(self, req: Request, text: str, attempt: int, cycle: int,
+                        known: frozenset[str]) -> tuple[Any, str | None]:
         try:
-            reply = self.client.complete(messages, seed=seed, temperature=self.temperature)
+            answer = parse_answer(text)
+        except AnswerParseError as exc:
+            return None, self._reject(req, req.kind, cycle, attempt, "parse", str(exc), None, None)
+        dup = self._duplicate(req, req.kind, answer.code, cycle, attempt, answer.idea, known)
+        if dup:
+            return None, dup
+        verdict = self._admit([(req.kind, answer.code, None)])[0]
+        if not verdict.ok:
+            return None, self._reject(req, req.kind, cycle, attempt, verdict.check, verdict.error,
+                                      answer.code, answer.idea, verdict.size)
+        return self._candidate(req, req.kind, answer.code, answer.idea, attempt, verdict), None
+
+    def _examine_joint(self, req: Request, text: str, attempt: int, cycle: int,
+                       known: frozenset[str]) -> tuple[Any, str | None]:
+        try:
+            answer = parse_joint_answer(text)
+        except AnswerParseError as exc:
+            return None, self._reject(req, "joint", cycle, attempt, "parse", str(exc), None, None)
+        codes = (("destroy", answer.destroy), ("repair", answer.repair))
+        errors = []
+        for kind, code in codes:
+            dup = self._duplicate(req, kind, code, cycle, attempt, answer.idea, known)
+            if dup:
+                errors.append(f"{kind} operator: {dup}")
+        if errors:
+            return None, "\n".join(errors)
+        verdicts = self._admit([(kind, code, None) for kind, code in codes])
+        for (kind, code), v in zip(codes, verdicts):
+            if not v.ok:
+                errors.append(f"{kind} operator: " + self._reject(
+                    req, kind, cycle, attempt, v.check, v.error, code, answer.idea, v.size))
+        if errors:
+            return None, "\n".join(errors)
+        return tuple(self._candidate(req, kind, code, answer.idea, attempt, v)
+                     for (kind, code), v in zip(codes, verdicts)), None
+
+    # ------------------------------------------------------------------ the LLM call
+    def _call(self, req: Request, messages: list[dict], seed: int, attempt: int, cycle: int,
+              stop: StopSignal) -> str | None:
+        client = self.clients.get(req.model)
+        if client is None:
+            raise KeyError(f"no LLM client for model {req.model!r} (known: {', '.join(self.clients)})")
+        where = dict(action=req.action, kind=req.kind, parents=list(req.parents), attempt=attempt,
+                     seed=seed, cycle=cycle, request=req.index, model=req.model)
+        try:
+            reply = client.complete(messages, seed=seed, temperature=self.temperature)
         except LLMError as exc:
-            c.llm_failures += 1
-            self._failures_in_a_row += 1
             record = exc.record.to_dict() if exc.record is not None else None
-            self.log("llm_call", ok=False, action=action, kind=kind, parents=parents,
-                     attempt=attempt, seed=seed, error=str(exc), record=record,
+            self.counters.record_call(req.action, req.model, ok=False,
+                                      seconds=exc.record.latency if exc.record else 0.0)
+            self.log("llm_call", ok=False, **where, error=str(exc), record=record,
                      prompt=messages[-1]["content"])
-            if self._failures_in_a_row >= self.max_llm_failures:
-                raise EvolutionAborted(
-                    f"the LLM endpoint failed {self._failures_in_a_row} times in a row "
+            with self._lock:
+                self._failures_in_a_row += 1
+                failures = self._failures_in_a_row
+            if failures >= self.max_llm_failures:
+                stop.set(EvolutionAborted(
+                    f"the LLM endpoint failed {failures} times in a row "
                     f"(last: {exc}); the run directory holds the last finished cycle, "
-                    "resume with `glns evolve --resume DIR`") from None
-            logger.warning("LLM call for %s (%s) failed, request given up (%d failure(s) in a "
-                           "row): %s", action, kind, self._failures_in_a_row, exc)
+                    "resume with `glns evolve --resume DIR`"))
+            else:
+                logger.warning("LLM call for %s (%s) failed, request given up (%d failure(s) in a "
+                               "row): %s", req.action, req.kind, failures, exc)
+            self._check_guard(stop)
             return None
-        self._failures_in_a_row = 0
+        with self._lock:
+            self._failures_in_a_row = 0
         rec = reply.record
-        c.prompt_tokens += rec.prompt_tokens or 0
-        c.completion_tokens += rec.completion_tokens or 0
-        self.log("llm_call", ok=True, action=action, kind=kind, parents=parents, attempt=attempt,
-                 seed=seed, prompt=messages[-1]["content"], answer=reply.text,
-                 record=rec.to_dict())
+        prompt_tokens, completion_tokens = rec.prompt_tokens or 0, rec.completion_tokens or 0
+        cost = self.cost(req.model, prompt_tokens, completion_tokens)
+        self.counters.record_call(req.action, req.model, ok=True, prompt_tokens=prompt_tokens,
+                                  completion_tokens=completion_tokens, cost=cost or 0.0,
+                                  seconds=rec.latency or 0.0)
+        self.log("llm_call", ok=True, **where, prompt=messages[-1]["content"], answer=reply.text,
+                 record=rec.to_dict(), cost=cost)
+        self._check_guard(stop)
         return reply.text
+
+    def _check_guard(self, stop: StopSignal) -> None:
+        if self.guard is not None:
+            error = self.guard()
+            if error is not None:
+                stop.set(error)
 
     # ------------------------------------------------------------------ verdicts
     def _admit(self, items: list[tuple[str, str, str | None]]) -> list[Any]:
         requests = [CheckRequest(code, kind, self.problem, function) for kind, code, function in items]
         return check_operators(requests, pool=self.pool, config=self.check)
 
-    def _duplicate(self, code: str, action: str, kind: str, parents: list[str], cycle: int,
-                   attempt: int, idea: str | None) -> str | None:
-        if source_key(code) not in self.known_sources:
+    def _duplicate(self, req: Request, kind: str, code: str, cycle: int, attempt: int,
+                   idea: str | None, known: frozenset[str]) -> str | None:
+        if self.key(code) not in known:
             return None
-        return self._reject(action, kind, parents, cycle, attempt, "duplicate",
-                            "the code is identical to an operator already in the population; "
-                            "write a different operator", code, idea)
+        return self._reject(req, kind, cycle, attempt, "duplicate",
+                            "the code is a copy of an operator already in the population (names, "
+                            "comments and formatting aside); write a different operator",
+                            code, idea)
 
-    def _reject(self, action: str, kind: str, parents: list[str], cycle: int, attempt: int,
-                check: str | None, error: str | None, code: str | None, idea: str | None,
+    def _reject(self, req: Request, kind: str, cycle: int, attempt: int, check: str | None,
+                error: str | None, code: str | None, idea: str | None,
                 size: int | None = None) -> str:
-        self.counters.rejected += 1
-        self.log("rejected", action=action, kind=kind, parents=parents, cycle=cycle,
-                 attempt=attempt, check=check, error=error, size=size, idea=idea, code=code)
+        self.counters.record_verdict(req.action, req.model, admitted=False,
+                                     duplicate=check == "duplicate")
+        self.log("rejected", action=req.action, kind=kind, parents=list(req.parents), cycle=cycle,
+                 attempt=attempt, check=check, error=error, size=size, idea=idea, code=code,
+                 request=req.index, model=req.model)
         return error or f"rejected by the {check} check"
 
-    def _candidate(self, kind: str, code: str, idea: str | None, attempt: int, verdict: Any) -> Candidate:
+    def _candidate(self, req: Request, kind: str, code: str, idea: str | None, attempt: int,
+                   verdict: Any) -> Candidate:
         return Candidate(kind=kind, source=code, function=verdict.function, idea=idea,
                          attempt=attempt, warnings=tuple(verdict.warnings),
-                         timings={str(k): v for k, v in verdict.timings.items()})
+                         timings={str(k): v for k, v in verdict.timings.items()}, model=req.model)

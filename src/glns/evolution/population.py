@@ -41,7 +41,7 @@ class Member:
     answer (seeds: their docstring's first line); action: one of :data:`ACTIONS`; parents: ids
     of the operators it was made from; cycle: the evolution cycle that created it; native: for
     seeds run natively, the native operator's name (the source is then its readable twin, shown
-    to the LLM).
+    to the LLM); model: the name of the LLM model that wrote it (None for seeds).
     """
 
     id: str
@@ -53,6 +53,7 @@ class Member:
     parents: tuple[str, ...] = ()
     cycle: int = 0
     native: str | None = None
+    model: str | None = None
 
     def __post_init__(self) -> None:
         if self.kind not in ("destroy", "repair"):

@@ -2,6 +2,14 @@
 actions i1/i2 in the first cycle; later, pruning the worst M by fitness and refilling with
 mutation (m1/m2), homogeneous crossover (c1) and joint crossover (c2) from the synergy matrix.
 
+A refill goes in rounds. A round is planned first -- for every empty slot the strategy,
+parents, prompt, model and request seed, all drawn from the run's random stream -- then its
+requests run concurrently (:class:`glns.evolution.generate.Generator`), and their results are
+applied in plan order. Slots still empty (every attempt rejected, or a result that copies one
+admitted earlier in the round) are planned again in the next round, up to
+:data:`REQUESTS_PER_SLOT` requests per slot. Nothing here depends on how many requests were in
+flight or on the order their answers arrived in.
+
 Every admitted operator becomes a :class:`Member` here: its file is written to the run
 directory, its compiled twin is started, and the event log records it.
 """
@@ -9,13 +17,14 @@ directory, its compiled twin is started, and the event log records it.
 from __future__ import annotations
 
 import logging
+import random
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from glns.evolution import prompts
 from glns.evolution.config import EvolutionConfig
-from glns.evolution.generate import Candidate, Generator, source_key
+from glns.evolution.generate import Candidate, Generator, Request
 from glns.evolution.population import (
     Member, choose_pair, homogeneous_parents, mutation_action, prune, rank, sample_strategy,
 )
@@ -49,14 +58,18 @@ def operator_file(m: Member) -> str:
 class Refill:
     """The population actions of one run.
 
-    state: the run's state (populations, members, RNG; changed in place); generator: turns
-    prompts into admitted candidates; check: the filter settings quoted in prompts;
-    build_params: the settings compiled twins are built for; progress: one-line messages.
+    state: the run's state (populations, members, RNG; changed in place); generator: runs the
+    planned requests; check: the filter settings quoted in prompts; build_params: the settings
+    compiled twins are built for; progress: one-line messages; choose_model: draws the model
+    of a request from the run's random stream; log: the event log (default the run
+    directory's).
     """
 
     def __init__(self, cfg: EvolutionConfig, state: RunState, generator: Generator,
                  rundir: RunDirectory, check: CheckConfig, build_params: SolveParams,
-                 progress: Callable[[str], None]) -> None:
+                 progress: Callable[[str], None],
+                 choose_model: Callable[[random.Random], str] | None = None,
+                 log: Callable[..., None] | None = None) -> None:
         self.cfg = cfg
         self.state = state
         self.generator = generator
@@ -64,6 +77,8 @@ class Refill:
         self.check = check
         self.build_params = build_params
         self.progress = progress
+        self.choose_model = choose_model or (lambda rng: generator.default_model)
+        self.log = log or rundir.log
 
     # ------------------------------------------------------------------ members
     def register(self, member: Member, **extra: Any) -> None:
@@ -71,53 +86,102 @@ class Refill:
         st = self.state
         st.members[member.id] = member
         st.population(member.kind).append(member)
-        self.generator.known_sources.add(source_key(member.source))
+        self.generator.known_sources.add(self.generator.key(member.source))
         self.rundir.write_operator(member.id, operator_file(member))
         if member.native is None:  # its compiled twin is ready by the time episodes need it
             precompile(member.source, self.build_params)
-        self.rundir.log("admitted", id=member.id, kind=member.kind, action=member.action,
-                        parents=list(member.parents), cycle=member.cycle, idea=member.idea,
-                        function=member.function, native=member.native, code=member.source, **extra)
+        self.log("admitted", id=member.id, kind=member.kind, action=member.action,
+                 parents=list(member.parents), cycle=member.cycle, idea=member.idea,
+                 function=member.function, native=member.native, code=member.source,
+                 model=member.model, **extra)
 
     def _add(self, cand: Candidate, action: str, parents: Sequence[str], cycle: int) -> Member:
         kind, st = cand.kind, self.state
         member = Member(id=f"{kind[0]}{st.next_index[kind]}", kind=kind, source=cand.source,
                         function=cand.function, idea=cand.idea, action=action,
-                        parents=tuple(parents), cycle=cycle)
+                        parents=tuple(parents), cycle=cycle, model=cand.model)
         st.next_index[kind] += 1
         self.register(member, attempt=cand.attempt, warnings=list(cand.warnings),
                       timings=cand.timings)
-        st.counters.admitted += 1
+        st.counters.record_verdict(action, cand.model, admitted=True)
         return member
 
     def _report_short(self, kind: str, c: int) -> None:
         pop = self.state.population(kind)
         if len(pop) < self.cfg.population:
-            self.rundir.log("population_short", cycle=c, kind=kind, size=len(pop),
-                            capacity=self.cfg.population)
+            self.log("population_short", cycle=c, kind=kind, size=len(pop),
+                     capacity=self.cfg.population)
             self.progress(f"warning: the {kind} population has {len(pop)} of "
                           f"{self.cfg.population} operators (requests failed)")
             logger.warning("cycle %d: the %s population has %d of %d operators (requests failed)",
                            c, kind, len(pop), self.cfg.population)
 
+    # ------------------------------------------------------------------ rounds
+    def _request(self, plan: list[Request], action: str, kind: str, prompt: str,
+                 parents: Sequence[str]) -> None:
+        """Append a request to the round being planned (its seed and model drawn now)."""
+        rng = self.state.rng
+        plan.append(Request(index=len(plan), action=action, kind=kind, prompt=prompt,
+                            parents=tuple(parents), seed=rng.getrandbits(31),
+                            model=self.choose_model(rng)))
+
+    def _execute(self, plan: list[Request], c: int) -> list[Member]:
+        """Run a planned round and apply its results in plan order; the admitted members."""
+        if not plan:
+            return []
+        self.log("round", cycle=c, requests=[
+            {"request": r.index, "action": r.action, "kind": r.kind, "parents": list(r.parents),
+             "model": r.model, "seed": r.seed} for r in plan])
+
+        def done(req: Request, value: Any) -> None:
+            outcome = "admitted" if value is not None else "failed"
+            self.progress(f"cycle {c}: request {req.index + 1}/{len(plan)} ({req.action}, "
+                          f"{req.model}) {outcome}")
+
+        results = self.generator.run(plan, c, on_done=done)
+        added: list[Member] = []
+        for req, result in zip(plan, results):
+            if result is None:
+                continue
+            cands = list(result) if isinstance(result, tuple) else [result]
+            copies = [cand for cand in cands
+                      if self.generator.key(cand.source) in self.generator.known_sources]
+            if copies:   # an earlier request of this round got the same operator first
+                for cand in copies:
+                    self.state.counters.record_verdict(req.action, req.model, admitted=False,
+                                                       duplicate=True)
+                    self.log("rejected", action=req.action, kind=cand.kind,
+                             parents=list(req.parents), cycle=c, attempt=cand.attempt,
+                             check="duplicate", error="a copy of an operator admitted earlier in "
+                             "the same round", size=None, idea=cand.idea, code=cand.source,
+                             request=req.index, model=req.model)
+                continue
+            added += [self._add(cand, req.action, req.parents, c) for cand in cands]
+        return added
+
     # ------------------------------------------------------------------ actions
     def initialise(self, c: int) -> None:
-        """Seeds, then i1/i2 until both populations are full."""
-        st = self.state
+        """Seeds, then rounds of i1/i2 requests until both populations are full."""
+        st, cfg = self.state, self.cfg
         if not st.destroy and not st.repair:
-            seeds_d, seeds_r = seed_members(self.cfg.problem, native=self.cfg.native_seeds)
+            seeds_d, seeds_r = seed_members(cfg.problem, native=cfg.native_seeds)
             for m in seeds_d + seeds_r:
                 self.register(m)
             st.next_index = {"destroy": len(seeds_d), "repair": len(seeds_r)}
-        for kind, action in (("destroy", "i1"), ("repair", "i2")):
-            pop = st.population(kind)
-            budget = REQUESTS_PER_SLOT * max(0, self.cfg.population - len(pop))
-            while len(pop) < self.cfg.population and budget > 0:
-                budget -= 1
-                prompt = prompts.init_prompt(self.cfg.problem, kind, list(pop), limits=self.check)
-                cand = self.generator.single(action, kind, prompt, [m.id for m in pop], c)
-                if cand is not None:
-                    self._add(cand, action, [], c)
+        budget = {k: REQUESTS_PER_SLOT * max(0, cfg.population - len(st.population(k))) for k in KINDS}
+        while True:
+            plan: list[Request] = []
+            for kind, action in (("destroy", "i1"), ("repair", "i2")):
+                pop = st.population(kind)
+                count = min(cfg.population - len(pop), budget[kind])
+                budget[kind] -= count
+                prompt = prompts.init_prompt(cfg.problem, kind, list(pop), limits=self.check)
+                for _ in range(count):
+                    self._request(plan, action, kind, prompt, ())
+            if not plan:
+                break
+            self._execute(plan, c)
+        for kind in KINDS:
             self._report_short(kind, c)
 
     def evolve(self, c: int) -> None:
@@ -128,55 +192,63 @@ class Refill:
             pop = st.population(kind)
             survivors, dropped = prune(pop, fitness, cfg.prune)
             pop[:] = survivors
-            self.rundir.log("pruned", cycle=c, kind=kind, dropped=[m.id for m in dropped],
-                            kept=[m.id for m in survivors],
-                            fitness={m.id: fitness.get(m.id, 0.0) for m in dropped + survivors})
+            self.log("pruned", cycle=c, kind=kind, dropped=[m.id for m in dropped],
+                     kept=[m.id for m in survivors],
+                     fitness={m.id: fitness.get(m.id, 0.0) for m in dropped + survivors})
         elite = {"destroy": rank(list(st.destroy), fitness), "repair": rank(list(st.repair), fitness)}
         synergy = st.scores.matrix([m.id for m in elite["destroy"]], [m.id for m in elite["repair"]])
         mix = cfg.effective_mix()
-        need = {k: cfg.population - len(st.population(k)) for k in KINDS}
-        budget = REQUESTS_PER_SLOT * sum(need.values())
-        while budget > 0 and any(v > 0 for v in need.values()):
-            budget -= 1
-            short = [k for k in KINDS if need[k] > 0]
-            if len(short) == 2 and need["destroy"] != need["repair"]:
-                kind = max(short, key=lambda k: need[k])
-            else:
-                kind = short[0] if len(short) == 1 else ("destroy" if rng.random() < 0.5 else "repair")
-            allowed = ["mutation"]
-            if len(elite[kind]) >= 2:
-                allowed.append("homogeneous")
-            if len(short) == 2:
-                allowed.append("joint")
-            try:
-                strategy = sample_strategy(mix, rng, allowed)
-            except ValueError:   # e.g. only the joint crossover is on and one population is full
-                self.rundir.log("refill_stuck", cycle=c, need=need, allowed=allowed, mix=mix)
+        budget = REQUESTS_PER_SLOT * sum(cfg.population - len(st.population(k)) for k in KINDS)
+        stuck = False
+        while budget > 0 and not stuck:
+            need = {k: cfg.population - len(st.population(k)) for k in KINDS}
+            plan: list[Request] = []
+            while budget > 0 and any(v > 0 for v in need.values()):
+                budget -= 1
+                short = [k for k in KINDS if need[k] > 0]
+                if len(short) == 2 and need["destroy"] != need["repair"]:
+                    kind = max(short, key=lambda k: need[k])
+                else:
+                    kind = short[0] if len(short) == 1 else ("destroy" if rng.random() < 0.5 else "repair")
+                allowed = ["mutation"]
+                if len(elite[kind]) >= 2:
+                    allowed.append("homogeneous")
+                if len(short) == 2:
+                    allowed.append("joint")
+                try:
+                    strategy = sample_strategy(mix, rng, allowed)
+                except ValueError:   # e.g. only the joint crossover is on and one population is full
+                    self.log("refill_stuck", cycle=c, need=need, allowed=allowed, mix=mix)
+                    stuck = True
+                    break
+                for k in self._plan_one(plan, strategy, kind, elite, synergy, c):
+                    need[k] -= 1
+            if not plan:
                 break
-            for m in self._refill_one(strategy, kind, elite, synergy, c):
-                need[m.kind] -= 1
+            self._execute(plan, c)
         for kind in KINDS:
             self._report_short(kind, c)
 
-    def _refill_one(self, strategy: str, kind: str, elite: dict[str, list[Member]],
-                    synergy: np.ndarray, c: int) -> list[Member]:
+    def _plan_one(self, plan: list[Request], strategy: str, kind: str,
+                  elite: dict[str, list[Member]], synergy: np.ndarray, c: int) -> tuple[str, ...]:
+        """Plan one request of `strategy`; the population kinds it will fill."""
         cfg, rng, problem = self.cfg, self.state.rng, self.cfg.problem
-        self.rundir.log("strategy", cycle=c, strategy=strategy, kind=kind if strategy != "joint" else "joint")
+        self.log("strategy", cycle=c, strategy=strategy, kind=kind if strategy != "joint" else "joint")
         if strategy == "joint":
             i, j = choose_pair(synergy, rng, cfg.pair_choice)
             d, r = elite["destroy"][i], elite["repair"][j]
             prompt = prompts.joint_crossover_prompt(problem, d, r, limits=self.check)
-            pair = self.generator.joint(prompt, [d.id, r.id], c)
-            return [self._add(cand, "c2", [d.id, r.id], c) for cand in pair or ()]
+            self._request(plan, "c2", "joint", prompt, (d.id, r.id))
+            return KINDS
         if strategy == "mutation":
             ranked = elite[kind]
             position = rng.randrange(len(ranked))
             parent = ranked[position]
-            action, parents = mutation_action(position, len(ranked), rng), [parent.id]
+            action, parents = mutation_action(position, len(ranked), rng), (parent.id,)
             prompt = prompts.mutation_prompt(problem, parent, action, limits=self.check)
         else:   # homogeneous crossover
             p1, p2 = homogeneous_parents(elite[kind], self.state.scores.fitness, rng)
-            action, parents = "c1", [p1.id, p2.id]
+            action, parents = "c1", (p1.id, p2.id)
             prompt = prompts.homogeneous_crossover_prompt(problem, p1, p2, limits=self.check)
-        cand = self.generator.single(action, kind, prompt, parents, c)
-        return [self._add(cand, action, parents, c)] if cand else []
+        self._request(plan, action, kind, prompt, parents)
+        return (kind,)

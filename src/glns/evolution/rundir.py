@@ -16,6 +16,9 @@ Files that must never be seen half-written are written to a temporary file, flus
 and renamed over the old one (``os.replace`` is atomic on POSIX). The event log is appended
 line by line and flushed; the checkpoint records its length, so a resumed run cuts what the
 killed run appended after its last checkpoint (and keeps it in ``events.abandoned.jsonl``).
+While the checkpoint of a cycle is still to be written (its validation runs alongside the next
+cycle's LLM requests), the next cycle's events are held back in memory (:meth:`hold`) and
+appended after that checkpoint, so the recorded length always separates the two cycles.
 A lock file keeps two processes from writing one directory.
 """
 
@@ -28,6 +31,7 @@ import logging
 import math
 import os
 import tempfile
+import threading
 import time
 from pathlib import Path
 from typing import Any, Mapping
@@ -118,6 +122,8 @@ class RunDirectory:
         self.path = path
         self._lock_file: Any = None
         self._events: Any = None
+        self._write_lock = threading.Lock()   # events come from several threads
+        self._held: list[str] | None = None
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -198,6 +204,7 @@ class RunDirectory:
 
     def close(self) -> None:
         if self._events is not None:
+            self.release()   # after the last checkpoint in any case: kept as abandoned on resume
             self._events.close()
             self._events = None
         if self._lock_file is not None:
@@ -213,16 +220,44 @@ class RunDirectory:
 
     # ------------------------------------------------------------------ writing
     def log(self, event: str, **fields: Any) -> None:
-        """Append one event (a JSON line with the wall time and the event's name)."""
+        """Append one event (a JSON line with the wall time and the event's name); while the
+        log is held, keep it for :meth:`release`."""
         line = dumps({"time": round(time.time(), 3), "event": event, **fields})
+        with self._write_lock:
+            if self._held is not None:
+                self._held.append(line)
+                return
+            self._append(line)
+
+    def log_now(self, event: str, **fields: Any) -> None:
+        """Append one event even while the log is held (events of the cycle being closed)."""
+        line = dumps({"time": round(time.time(), 3), "event": event, **fields})
+        with self._write_lock:
+            self._append(line)
+
+    def _append(self, line: str) -> None:
         self._events.write(line + "\n")
         self._events.flush()
 
+    def hold(self) -> None:
+        """Keep the events of :meth:`log` in memory until :meth:`release`."""
+        with self._write_lock:
+            if self._held is None:
+                self._held = []
+
+    def release(self) -> None:
+        """Append the held events and log directly again."""
+        with self._write_lock:
+            held, self._held = self._held or [], None
+            for line in held:
+                self._append(line)
+
     def events_offset(self) -> int:
         """Bytes in the event log so far (recorded in the checkpoint)."""
-        self._events.flush()
-        os.fsync(self._events.fileno())
-        return self._events.tell()
+        with self._write_lock:
+            self._events.flush()
+            os.fsync(self._events.fileno())
+            return self._events.tell()
 
     def write_checkpoint(self, state: Mapping[str, Any]) -> None:
         atomic_write_json(self.path / self.CHECKPOINT, {**state, "events_offset": self.events_offset()})
@@ -234,6 +269,10 @@ class RunDirectory:
         return atomic_write(self.path / "operators" / f"{member_id}.py", text)
 
     # ------------------------------------------------------------------ reading
+    def read_json(self, name: str) -> Any:
+        """A JSON file of the run directory."""
+        return json.loads((self.path / name).read_text(encoding="utf-8"))
+
     def read_config(self) -> dict[str, Any]:
         return json.loads((self.path / self.CONFIG).read_text(encoding="utf-8"))
 

@@ -11,7 +11,7 @@ import random
 from dataclasses import dataclass, field
 from typing import Any
 
-from glns.evolution.generate import Counters
+from glns.evolution.usage import Counters
 from glns.evolution.population import Member, Scores
 from glns.evolution.rundir import RunDirectoryError
 
@@ -66,7 +66,7 @@ class RunState:
             "members": {k: m.to_dict() for k, m in self.members.items()},
             "next_index": dict(self.next_index), "scores": self.scores.to_dict(),
             "rng": [version, list(internal), gauss], "history": self.history,
-            "counters": vars(self.counters).copy(), "validation_cache": self.validation_cache,
+            "counters": self.counters.to_dict(), "validation_cache": self.validation_cache,
             "best": self.best, "elapsed": elapsed, "generations": generations,
         }
 
@@ -84,7 +84,7 @@ class RunState:
         version, internal, gauss = s["rng"]
         self.rng.setstate((version, tuple(internal), gauss))
         self.history = list(s["history"])
-        self.counters = Counters(**s["counters"])
+        self.counters = Counters.from_dict(s["counters"])
         self.validation_cache = {k: score_value(v) for k, v in s["validation_cache"].items()}
         self.best = s["best"]
         self.elapsed_before = float(s["elapsed"])
