@@ -118,6 +118,7 @@ def _evolution_config(args: argparse.Namespace):
 
 
 def _cmd_evolve(args: argparse.Namespace) -> int:
+    if _wants_experiment(args): return _cmd_experiment(args)   # several runs or ablations
     import contextlib
     import time
 
@@ -224,6 +225,169 @@ def _add_evolve_parser(sub: argparse._SubParsersAction) -> None:
     e.set_defaults(func=_cmd_evolve)
 
 
+# ----------------------------------------------------------------------------- experiments
+# glns evolve --runs N / --ablations / --resume EXPERIMENT_DIR (glns.evolution.experiments)
+
+_ABLATION_FLAGS = ("no_mutation", "no_homogeneous_crossover", "no_joint_crossover", "no_adaptive_weights", "sigma")
+
+
+def _wants_experiment(args: argparse.Namespace) -> bool:
+    """Several runs, the ablation study, or --resume of an experiment or ablation directory."""
+    from glns.evolution.experiments import is_ablation_study, is_experiment
+
+    if (args.runs or 1) > 1 or args.ablations:
+        return True
+    return bool(args.resume) and (is_experiment(args.resume) or is_ablation_study(args.resume))
+
+
+def _experiment_llm(args: argparse.Namespace, saved_llm: dict, stack, progress):
+    """(LLMConfig, llm_meta) of an experiment: as ``_cmd_evolve`` sets them up (a continued
+    experiment keeps its endpoint and offline server settings unless overridden)."""
+    from glns.llm import LLMConfig, LLMConfigError
+
+    llm_meta: dict = {}
+    overrides = dict(model=args.model or saved_llm.get("model"),
+                     base_url=args.base_url or saved_llm.get("base_url"))
+    if args.offline or (saved_llm.get("offline") and not args.base_url):
+        from glns.offline_llm import OfflineLLMServer
+
+        seed = saved_llm.get("offline_seed", args.seed if args.seed is not None else 0)
+        rate = saved_llm.get("offline_bad_rate", args.offline_bad_rate)
+        server = stack.enter_context(OfflineLLMServer(seed=seed, bad_rate=rate))
+        overrides.update(base_url=server.base_url, model=overrides["model"] or "offline")
+        llm_meta = {"offline": True, "offline_seed": seed, "offline_bad_rate": rate}
+        progress(f"offline test LLM at {server.base_url} (no API key needed)")
+    try:
+        llm = LLMConfig.load(args.llm_config, **overrides)
+    except LLMConfigError as exc:
+        raise ValueError(f"{exc} (or run `glns evolve --offline` to try it without an LLM)") from None
+    return llm, llm_meta
+
+
+def _saved_experiment_llm(path: Path, settings_file: str) -> dict:
+    """The endpoint a continued experiment used: that of its first started run (as
+    ``glns evolve --resume`` reads it), else the facts in its settings file."""
+    import json
+
+    from glns.evolution.rundir import RunDirectory
+
+    for config in sorted(path.glob("run-*/config.json")) + sorted(path.glob("*/run-*/config.json")):
+        return RunDirectory.read_run_config(config.parent).get("llm", {})
+    return json.loads((path / settings_file).read_text(encoding="utf-8")).get("llm", {})
+
+
+def _names(value: str | None, option: str) -> list[str] | None:
+    names = [x.strip() for x in value.split(",") if x.strip()] if value is not None else None
+    if names == []:
+        raise ValueError(f"{option} needs a comma-separated list")
+    return names
+
+
+def _experiment_plots(paths: list, progress) -> None:
+    """runs.png of each experiment, ablation_curves.png of an ablation study; the hint once
+    without matplotlib."""
+    from glns.plot.runs import plot_runs
+
+    for path, name in paths:
+        try:
+            plot_runs(path, Path(path) / name)
+        except ImportError:
+            progress("no plots: they need matplotlib: pip install 'glns[plot]'")
+            return
+        except ValueError as exc:   # nothing finished yet
+            progress(f"no plot {name}: {exc}")
+
+
+def _cmd_experiment(args: argparse.Namespace) -> int:
+    """``glns evolve --runs N``, ``--ablations`` and ``--resume`` of their directories."""
+    import contextlib
+    import time
+
+    from glns.evolution.experiments import (ABLATIONS_FILE, EXPERIMENT_FILE, is_ablation_study,
+                                            is_experiment, run_ablations, run_experiment)
+    from glns.evolution.final_testing import FinalTestSettings
+    from glns.evolution.generate import EvolutionAborted
+
+    def progress(line: str) -> None:
+        print(line, file=sys.stderr, flush=True)
+
+    def quiet_progress(line: str) -> None:   # -q: no per-episode lines
+        if not (args.quiet and " episode " in line):
+            progress(line)
+
+    resume = args.resume
+    if resume and not (is_experiment(resume) or is_ablation_study(resume)):
+        raise ValueError(f"{resume} is not an experiment (no {EXPERIMENT_FILE} or {ABLATIONS_FILE}); "
+                         "resume a single run without --runs/--ablations")
+    ablations = bool(args.ablations) or bool(resume and is_ablation_study(resume))
+    if resume and args.ablations and not is_ablation_study(resume):
+        raise ValueError(f"{resume} is an experiment of one setting, not an ablation study: drop --ablations")
+    if args.ablations and any(getattr(args, k) for k in _ABLATION_FLAGS):
+        raise ValueError("--ablations sets the ablation switches itself: drop --no-mutation, "
+                         "--no-homogeneous-crossover, --no-joint-crossover, --no-adaptive-weights and --sigma")
+    if not ablations and (args.ablation_problems or args.ablation_variants):
+        raise ValueError("--ablation-problems and --ablation-variants need --ablations")
+    given = {"count": args.test_count, "size": args.test_size, "iterations": args.test_iterations}
+    test = FinalTestSettings(**{k: v for k, v in given.items() if v is not None}) \
+        if any(v is not None for v in given.values()) else None
+    saved_llm = _saved_experiment_llm(Path(resume), ABLATIONS_FILE if ablations else EXPERIMENT_FILE) \
+        if resume else {}
+    with contextlib.ExitStack() as stack:
+        llm, llm_meta = _experiment_llm(args, saved_llm, stack, progress)
+        cfg = None if resume else _evolution_config(args)
+        stamp = time.strftime("%Y%m%d-%H%M%S")
+        if resume:
+            path = Path(resume)
+        elif args.run_dir:
+            path = Path(args.run_dir)
+        elif ablations:
+            path = Path(f"glns-runs/ablations-seed{cfg.seed}-{stamp}")
+        else:
+            path = Path(f"glns-runs/{cfg.problem}-seed{cfg.seed}-{args.runs}runs-{stamp}")
+        progress(f"{'ablation' if ablations else 'experiment'} directory {path}")
+        common = dict(runs=args.runs, test=test, generations=args.generations if resume else None,
+                      llm_meta=llm_meta, progress=quiet_progress)
+        try:
+            if ablations:
+                result = run_ablations(path, cfg, llm, problems=_names(args.ablation_problems, "--ablation-problems"),
+                                       variants=_names(args.ablation_variants, "--ablation-variants"), **common)
+            else:
+                result = run_experiment(path, cfg, llm, **common)
+        except KeyboardInterrupt:
+            progress(f"interrupted; finished runs and cycles are saved: glns evolve --resume {path}")
+            return 130
+        except EvolutionAborted as exc:
+            progress(f"glns: evolution stopped: {exc} (continue with glns evolve --resume {path})")
+            return 3
+    if ablations:
+        _experiment_plots([(e.path, "runs.png") for e in result.experiments.values()]
+                          + [(path, "ablation_curves.png")], progress)
+        print((path / "ablation_table.txt").read_text(encoding="utf-8"), end="")
+    else:
+        _experiment_plots([(path, "runs.png")], progress)
+        print((path / "runs_summary.txt").read_text(encoding="utf-8"), end="")
+    return 0
+
+
+def _add_experiment_arguments(e: argparse.ArgumentParser) -> None:
+    """The "experiments" argument group of ``glns evolve``."""
+    x = e.add_argument_group("experiments (several runs, ablations; docs/evolution.md)")
+    x.add_argument("--runs", type=int, default=None,
+                   help="independent runs with seeds S, S+1, ... in DIR/run-1, run-2, ..., each tested "
+                        "on the test set, with a summary (default 1: one ordinary run; with "
+                        "--ablations 3, as in the paper)")
+    x.add_argument("--ablations", action="store_true",
+                   help="the paper's ablation study: every variant x problem an experiment of --runs "
+                        "runs, then ablation_table.txt/.md/.json")
+    x.add_argument("--ablation-problems", metavar="P,P", help="problems of the ablation study (tsp,cvrp)")
+    x.add_argument("--ablation-variants", metavar="V,V",
+                   help="variants (default all: full,no-mutation,no-homogeneous,no-synergy,"
+                        "no-adaptive,flat,aggressive)")
+    x.add_argument("--test-count", type=int, help="final test: first N instances of the paper's test set (64)")
+    x.add_argument("--test-size", type=int, help="final test: instance size (default the training size)")
+    x.add_argument("--test-iterations", type=int, help="final test: T_test, iterations per instance (500)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="glns", description=glns.__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"glns {glns.__version__}")
@@ -266,6 +430,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     c.set_defaults(func=_cmd_compile)
     _add_evolve_parser(sub)
+    _add_experiment_arguments(sub.choices["evolve"])
     add_bench_parser(sub)
     add_plot_parser(sub)
     return parser
