@@ -7,6 +7,7 @@
     glns plot routes --file INSTANCE.vrp|.tsp [--rounding nint|exact] [--iterations N] -o FILE
     glns plot weights|synergy (RESULTS.json [--group G ...] [--solver S ...] | RUN_DIR) -o FILE
     glns plot lineage RUN_DIR [-o FILE] [--text] [--dot FILE.dot]   (the operators' family tree)
+    glns plot runs EXPERIMENT_DIR [--band minmax|sd] -o FILE   (several runs: mean and spread)
 
 The image format comes from the output file's suffix (.png, .svg, .pdf). Errors are raised as
 ValueError with the reason; ``glns.cli.main`` prints them and exits with status 2.
@@ -172,4 +173,29 @@ def add_plot_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
     g.add_argument("--dot", metavar="FILE", help="write Graphviz DOT text (render with dot -Tsvg)")
     g.set_defaults(func=_cmd_lineage)
 
+    _add_runs_parser(kinds)
     return p
+
+
+# ----------------------------------------------------------------------------- glns plot runs
+
+
+def _cmd_runs(args: argparse.Namespace) -> int:
+    from glns.plot.runs import plot_runs
+
+    print(f"wrote {plot_runs(args.directory, args.output, band=args.band)}")
+    return 0
+
+
+def _add_runs_parser(kinds: argparse._SubParsersAction) -> None:
+    """``glns plot runs DIR -o FILE``: the multi-run convergence of an experiment (or, for an
+    ablation study's directory, one panel per problem with a line per variant)."""
+    from glns.plot.runs import BANDS
+
+    r = kinds.add_parser("runs", help="best-so-far validation of several runs: mean, band, single runs")
+    r.add_argument("directory", metavar="EXPERIMENT_DIR",
+                   help="a glns evolve --runs N directory (or an --ablations directory)")
+    r.add_argument("--band", choices=BANDS, default="minmax",
+                   help="shaded band: min to max over the runs (default) or mean ± one sd")
+    _output(r)
+    r.set_defaults(func=_cmd_runs)
