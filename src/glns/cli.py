@@ -7,7 +7,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Callable, Sequence
 
 import glns
 from glns import datasets
@@ -113,8 +113,59 @@ def _evolution_config(args: argparse.Namespace):
         sigma=args.sigma, pair_choice=args.pair_choice, native_seeds=args.native_seeds or None,
         max_attempts=args.max_attempts, op_timeout=args.op_timeout, workers=args.workers,
         backend=args.backend, address=args.address,
-        seed=args.seed, temperature=args.temperature)
+        seed=args.seed, temperature=args.temperature, llm_concurrency=args.llm_concurrency,
+        max_tokens=args.max_tokens, max_cost=args.max_cost, max_time=args.max_time)
     return EvolutionConfig(**{k: v for k, v in given.items() if v is not None})
+
+
+def _llm_models(args: argparse.Namespace, saved_llm: dict, stack: Any,
+                progress: Callable[[str], None]) -> tuple[Any, dict]:
+    """The models of `glns evolve` (a :class:`glns.llm.Ensemble`) and the facts to keep in the
+    run's metadata. A resumed run keeps its endpoint, its LLM config file and its offline
+    server's settings unless overridden. With --offline, models of an ensemble file that name
+    no base_url get the offline server's."""
+    import os
+
+    from glns.llm import Ensemble, LLMConfigError
+
+    saved_models = saved_llm.get("models") or ([saved_llm] if saved_llm.get("model") else [])
+    config_file = args.llm_config or saved_llm.get("config_file")
+    one = saved_models[0] if len(saved_models) == 1 and not config_file else {}
+    overrides = dict(model=args.model or one.get("model"), base_url=args.base_url or one.get("base_url"))
+    env = dict(os.environ)
+    llm_meta: dict = {}
+    if args.offline or (saved_llm.get("offline") and not args.base_url):
+        from glns.offline_llm import OfflineLLMServer
+
+        seed = saved_llm.get("offline_seed", args.seed if args.seed is not None else 0)
+        rate = saved_llm.get("offline_bad_rate", args.offline_bad_rate)
+        server = stack.enter_context(OfflineLLMServer(seed=seed, bad_rate=rate))
+        env["GLNS_LLM_BASE_URL"] = server.base_url
+        overrides.update(base_url=server.base_url, model=overrides["model"] or "offline")
+        llm_meta = {"offline": True, "offline_seed": seed, "offline_bad_rate": rate}
+        progress(f"offline test LLM at {server.base_url} (no API key needed)")
+    if config_file:
+        llm_meta["config_file"] = str(Path(config_file).resolve())
+    try:
+        if config_file and _is_ensemble_file(config_file):
+            if args.model or args.base_url:
+                raise LLMConfigError(f"--model/--base-url cannot be combined with the ensemble in {config_file}")
+            return Ensemble.load(config_file, env=env), llm_meta
+        return Ensemble.load(config_file, env=env, **overrides), llm_meta
+    except LLMConfigError as exc:
+        raise ValueError(f"{exc} (or run `glns evolve --offline` to try it without an LLM)") from None
+
+
+def _is_ensemble_file(path: str) -> bool:
+    import tomllib
+
+    try:
+        with open(path, "rb") as fh:
+            data = tomllib.load(fh)
+    except (OSError, tomllib.TOMLDecodeError):
+        return False   # Ensemble.load reports it
+    table = data.get("llm") if isinstance(data.get("llm"), dict) else data
+    return "models" in table
 
 
 def _cmd_evolve(args: argparse.Namespace) -> int:
@@ -125,7 +176,6 @@ def _cmd_evolve(args: argparse.Namespace) -> int:
     from glns.evolution import Evolution
     from glns.evolution.generate import EvolutionAborted
     from glns.evolution.rundir import RunDirectory
-    from glns.llm import LLMConfig, LLMConfigError
 
     def progress(line: str) -> None:
         print(line, file=sys.stderr, flush=True)
@@ -136,26 +186,13 @@ def _cmd_evolve(args: argparse.Namespace) -> int:
 
     # a resumed run keeps its endpoint (and its offline server's settings) unless overridden
     saved_llm = RunDirectory.read_run_config(args.resume).get("llm", {}) if args.resume else {}
-    offline = args.offline or (saved_llm.get("offline") and not args.base_url)
     with contextlib.ExitStack() as stack:
-        llm_meta: dict = {}
-        overrides = dict(model=args.model or saved_llm.get("model"),
-                         base_url=args.base_url or saved_llm.get("base_url"))
-        if offline:
-            from glns.offline_llm import OfflineLLMServer
-
-            seed = saved_llm.get("offline_seed", args.seed if args.seed is not None else 0)
-            rate = saved_llm.get("offline_bad_rate", args.offline_bad_rate)
-            server = stack.enter_context(OfflineLLMServer(seed=seed, bad_rate=rate))
-            overrides.update(base_url=server.base_url, model=overrides["model"] or "offline")
-            llm_meta = {"offline": True, "offline_seed": seed, "offline_bad_rate": rate}
-            progress(f"offline test LLM at {server.base_url} (no API key needed)")
-        try:
-            llm = LLMConfig.load(args.llm_config, **overrides)
-        except LLMConfigError as exc:
-            raise ValueError(f"{exc} (or run `glns evolve --offline` to try it without an LLM)") from None
+        llm, llm_meta = _llm_models(args, saved_llm, stack, progress)
         if args.resume:
-            evo = Evolution.resume(args.resume, llm, generations=args.generations, progress=quiet_progress)
+            evo = Evolution.resume(args.resume, llm, generations=args.generations,
+                                   llm_concurrency=args.llm_concurrency, max_tokens=args.max_tokens,
+                                   max_cost=args.max_cost, max_time=args.max_time,
+                                   progress=quiet_progress)
         else:
             cfg = _evolution_config(args)
             run_dir = args.run_dir or f"glns-runs/{cfg.problem}-seed{cfg.seed}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -171,6 +208,9 @@ def _cmd_evolve(args: argparse.Namespace) -> int:
             progress(f"glns: evolution stopped: {exc}")
             return 3
     print((path / "summary.txt").read_text(encoding="utf-8"), end="")
+    if result.stopped is not None:
+        print(f"stopped by the {result.stopped['budget']} budget; continue with: "
+              f"glns evolve --resume {path} and a larger budget")
     print(f"best operators: {result.module_path}  (use: glns.solve(problem, "
           "glns.evolution.load_module(path)))")
     return 0
@@ -183,7 +223,8 @@ def _add_evolve_parser(sub: argparse._SubParsersAction) -> None:
     llm = e.add_argument_group("LLM endpoint (any OpenAI-compatible API; key from GLNS_LLM_API_KEY or OPENAI_API_KEY)")
     llm.add_argument("--model", help="model name (e.g. deepseek-chat)")
     llm.add_argument("--base-url", help="endpoint, e.g. https://api.deepseek.com/v1")
-    llm.add_argument("--llm-config", help="TOML file with base_url, model, temperature, timeout, ...")
+    llm.add_argument("--llm-config", help="TOML file: one endpoint (base_url, model, temperature, price, ...) "
+                     "or an ensemble of models with weights and prices (docs/llm.md)")
     llm.add_argument("--temperature", type=float, help="sampling temperature")
     llm.add_argument("--offline", action="store_true",
                      help="use the bundled offline test LLM (a local server; no API key)")
@@ -199,6 +240,12 @@ def _add_evolve_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--backend", choices=["process", "ray"], help="where episodes run (default process)")
     run.add_argument("--address", help="Ray cluster address for --backend ray (default: local runtime)")
     run.add_argument("-q", "--quiet", action="store_true", help="report cycles only, not episodes")
+    run.add_argument("--llm-concurrency", type=int,
+                     help="LLM requests in flight at once (default 4; the result does not depend on it)")
+    bud = e.add_argument_group("budgets (the run stops at a cycle boundary; --resume with a larger one continues)")
+    bud.add_argument("--max-tokens", type=int, help="LLM tokens (prompt + completion)")
+    bud.add_argument("--max-cost", type=float, help="USD, from the models' prices in --llm-config")
+    bud.add_argument("--max-time", type=float, help="wall seconds over all sessions of the run")
     pop = e.add_argument_group("evolution (defaults: the paper)")
     pop.add_argument("--population", type=int, help="N, operators per population (5)")
     pop.add_argument("--prune", type=int, help="M, operators dropped per cycle (2)")
@@ -238,30 +285,6 @@ def _wants_experiment(args: argparse.Namespace) -> bool:
     if (args.runs or 1) > 1 or args.ablations:
         return True
     return bool(args.resume) and (is_experiment(args.resume) or is_ablation_study(args.resume))
-
-
-def _experiment_llm(args: argparse.Namespace, saved_llm: dict, stack, progress):
-    """(LLMConfig, llm_meta) of an experiment: as ``_cmd_evolve`` sets them up (a continued
-    experiment keeps its endpoint and offline server settings unless overridden)."""
-    from glns.llm import LLMConfig, LLMConfigError
-
-    llm_meta: dict = {}
-    overrides = dict(model=args.model or saved_llm.get("model"),
-                     base_url=args.base_url or saved_llm.get("base_url"))
-    if args.offline or (saved_llm.get("offline") and not args.base_url):
-        from glns.offline_llm import OfflineLLMServer
-
-        seed = saved_llm.get("offline_seed", args.seed if args.seed is not None else 0)
-        rate = saved_llm.get("offline_bad_rate", args.offline_bad_rate)
-        server = stack.enter_context(OfflineLLMServer(seed=seed, bad_rate=rate))
-        overrides.update(base_url=server.base_url, model=overrides["model"] or "offline")
-        llm_meta = {"offline": True, "offline_seed": seed, "offline_bad_rate": rate}
-        progress(f"offline test LLM at {server.base_url} (no API key needed)")
-    try:
-        llm = LLMConfig.load(args.llm_config, **overrides)
-    except LLMConfigError as exc:
-        raise ValueError(f"{exc} (or run `glns evolve --offline` to try it without an LLM)") from None
-    return llm, llm_meta
 
 
 def _saved_experiment_llm(path: Path, settings_file: str) -> dict:
@@ -333,7 +356,7 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
     saved_llm = _saved_experiment_llm(Path(resume), ABLATIONS_FILE if ablations else EXPERIMENT_FILE) \
         if resume else {}
     with contextlib.ExitStack() as stack:
-        llm, llm_meta = _experiment_llm(args, saved_llm, stack, progress)
+        llm, llm_meta = _llm_models(args, saved_llm, stack, progress)
         cfg = None if resume else _evolution_config(args)
         stamp = time.strftime("%Y%m%d-%H%M%S")
         if resume:

@@ -31,7 +31,7 @@ from glns.evolution.controller import Evolution
 from glns.evolution.final_testing import FinalTestSettings, final_test
 from glns.evolution.rundir import RunDirectory, atomic_write_json
 from glns.exceptions import GlnsError
-from glns.llm import LLMConfig
+from glns.llm import Ensemble, LLMConfig
 
 __all__ = ["ExperimentError", "ExperimentResult", "AblationResult", "EXPERIMENT_FILE", "ABLATIONS_FILE",
            "VARIANTS", "VARIANT_LABELS", "ALL_VARIANTS", "variant_config", "run_names",
@@ -191,7 +191,7 @@ def _prefixed(progress: Progress | None, name: str) -> Progress:
     return (lambda line: progress(f"[{name}] {line}")) if progress is not None else (lambda line: None)
 
 
-def _run_one(run_dir: Path, cfg: EvolutionConfig, llm: LLMConfig, llm_meta: Mapping[str, Any] | None,
+def _run_one(run_dir: Path, cfg: EvolutionConfig, llm: LLMConfig | Ensemble, llm_meta: Mapping[str, Any] | None,
              progress: Progress) -> None:
     """Start, resume or skip one run so that it ends finished with at least cfg.generations."""
     state = report.run_state(run_dir)
@@ -243,7 +243,7 @@ def summarise_experiment(path: str | Path) -> dict[str, Any]:
     return summary
 
 
-def run_experiment(path: str | Path, config: EvolutionConfig | None, llm: LLMConfig, *,
+def run_experiment(path: str | Path, config: EvolutionConfig | None, llm: LLMConfig | Ensemble, *,
                    runs: int | None = None, test: FinalTestSettings | None = None,
                    generations: int | None = None, llm_meta: Mapping[str, Any] | None = None,
                    progress: Progress | None = None) -> ExperimentResult:
@@ -323,7 +323,7 @@ def summarise_ablations(path: str | Path) -> dict[str, Any]:
     return table
 
 
-def run_ablations(path: str | Path, base_config: EvolutionConfig | None, llm: LLMConfig, *,
+def run_ablations(path: str | Path, base_config: EvolutionConfig | None, llm: LLMConfig | Ensemble, *,
                   problems: Sequence[str] | None = None, variants: Sequence[str] | None = None,
                   runs: int | None = None, test: FinalTestSettings | None = None,
                   generations: int | None = None, llm_meta: Mapping[str, Any] | None = None,
