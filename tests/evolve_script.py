@@ -1,6 +1,6 @@
 """Runs an evolution in its own process for tests/test_evolution_run.py (which kills it).
 
-usage: python evolve_script.py start|resume RUN_DIR BASE_URL [CONFIG_JSON]
+usage: python evolve_script.py start|resume RUN_DIR BASE_URL [CONFIG_JSON [MODEL]]
 """
 
 import json
@@ -12,7 +12,8 @@ from glns.llm import LLMConfig
 
 def main() -> None:
     mode, run_dir, base_url = sys.argv[1:4]
-    llm = LLMConfig(base_url=base_url, model="offline", max_retries=2, backoff_base=0.01,
+    model = sys.argv[5] if len(sys.argv) > 5 else "offline"
+    llm = LLMConfig(base_url=base_url, model=model, max_retries=2, backoff_base=0.01,
                     backoff_max=0.05, timeout=60)
     if mode == "start":
         cfg = EvolutionConfig.from_dict(json.loads(sys.argv[4]))

@@ -69,9 +69,9 @@ def _state(run_dir: Path) -> dict:
 
 @pytest.mark.parametrize("problem", ["cvrp", "tsp"])
 def test_full_cycles_exercise_every_action(problem, server, tmp_path):
-    # seed 1 draws every action in 3 refills on both problems (seeds 0, 2 and 5 do too; the
-    # draws depend on the prompt texts, through the offline LLM's answers)
-    cfg = small_config(problem, seed=1)
+    # seed 3 draws every action in 3 refills on both problems (seeds 0, 1 and 2 do not; the
+    # draws depend on the prompt texts and the refill rules, through the offline LLM's answers)
+    cfg = small_config(problem, seed=3)
     lines = []
     result = Evolution.start(tmp_path / "run", cfg, llm_config(server), progress=lines.append).run()
 

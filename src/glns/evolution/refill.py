@@ -6,9 +6,12 @@ A refill goes in rounds. A round is planned first -- for every empty slot the st
 parents, prompt, model and request seed, all drawn from the run's random stream -- then its
 requests run concurrently (:class:`glns.evolution.generate.Generator`), and their results are
 applied in plan order. Slots still empty (every attempt rejected, or a result that copies one
-admitted earlier in the round) are planned again in the next round, up to
-:data:`REQUESTS_PER_SLOT` requests per slot. Nothing here depends on how many requests were in
-flight or on the order their answers arrived in.
+admitted earlier in the round) are planned again in the next round, :data:`RETRY_FANOUT`
+requests per empty slot at once (a slot that failed once is likely to fail again, and one
+request after another would leave the run waiting on the LLM), within
+:data:`REQUESTS_PER_SLOT` requests per slot of the refill in all; results beyond the empty slots
+are dropped (``surplus``). Nothing here depends on how many requests are in flight or on the
+order their answers arrive in.
 
 Every admitted operator becomes a :class:`Member` here: its file is written to the run
 directory, its compiled twin is started, and the event log records it.
@@ -35,12 +38,14 @@ from glns.operators.accelerate import precompile
 from glns.params import SolveParams
 from glns.sandbox import CheckConfig
 
-__all__ = ["REQUESTS_PER_SLOT", "Refill", "operator_file"]
+__all__ = ["REQUESTS_PER_SLOT", "RETRY_FANOUT", "Refill", "operator_file"]
 
 logger = logging.getLogger(__name__)
 
 #: requests per empty slot before a refill gives up and the population stays short
 REQUESTS_PER_SLOT = 3
+#: requests planned at once for each slot still empty after a round
+RETRY_FANOUT = 2
 KINDS = ("destroy", "repair")
 
 
@@ -134,7 +139,7 @@ class Refill:
              "model": r.model, "seed": r.seed} for r in plan])
 
         def done(req: Request, value: Any) -> None:
-            outcome = "admitted" if value is not None else "failed"
+            outcome = "passed the checks" if value is not None else "gave nothing"
             self.progress(f"cycle {c}: request {req.index + 1}/{len(plan)} ({req.action}, "
                           f"{req.model}) {outcome}")
 
@@ -156,6 +161,11 @@ class Refill:
                              "the same round", size=None, idea=cand.idea, code=cand.source,
                              request=req.index, model=req.model)
                 continue
+            if any(len(self.state.population(cand.kind)) >= self.cfg.population for cand in cands):
+                # a retry round asks more than once per empty slot: this slot is filled already
+                self.log("surplus", cycle=c, request=req.index, action=req.action,
+                         kinds=[cand.kind for cand in cands], model=req.model)
+                continue
             added += [self._add(cand, req.action, req.parents, c) for cand in cands]
         return added
 
@@ -169,11 +179,12 @@ class Refill:
                 self.register(m)
             st.next_index = {"destroy": len(seeds_d), "repair": len(seeds_r)}
         budget = {k: REQUESTS_PER_SLOT * max(0, cfg.population - len(st.population(k))) for k in KINDS}
+        fanout = 1
         while True:
             plan: list[Request] = []
             for kind, action in (("destroy", "i1"), ("repair", "i2")):
                 pop = st.population(kind)
-                count = min(cfg.population - len(pop), budget[kind])
+                count = min((cfg.population - len(pop)) * fanout, budget[kind])
                 budget[kind] -= count
                 prompt = prompts.init_prompt(cfg.problem, kind, list(pop), limits=self.check)
                 for _ in range(count):
@@ -181,6 +192,7 @@ class Refill:
             if not plan:
                 break
             self._execute(plan, c)
+            fanout = RETRY_FANOUT
         for kind in KINDS:
             self._report_short(kind, c)
 
@@ -199,9 +211,9 @@ class Refill:
         synergy = st.scores.matrix([m.id for m in elite["destroy"]], [m.id for m in elite["repair"]])
         mix = cfg.effective_mix()
         budget = REQUESTS_PER_SLOT * sum(cfg.population - len(st.population(k)) for k in KINDS)
-        stuck = False
+        stuck, fanout = False, 1
         while budget > 0 and not stuck:
-            need = {k: cfg.population - len(st.population(k)) for k in KINDS}
+            need = {k: (cfg.population - len(st.population(k))) * fanout for k in KINDS}
             plan: list[Request] = []
             while budget > 0 and any(v > 0 for v in need.values()):
                 budget -= 1
@@ -226,6 +238,7 @@ class Refill:
             if not plan:
                 break
             self._execute(plan, c)
+            fanout = RETRY_FANOUT
         for kind in KINDS:
             self._report_short(kind, c)
 
