@@ -23,10 +23,11 @@ from glns.evolution.generate import Counters, Generator, source_key
 from glns.evolution.prompts import init_prompt
 from glns.evolution.refill import Refill
 from glns.evolution.rundir import read_events
-from glns.llm import Ensemble, LLMClient, LLMConfig, ModelEntry, Price
+from glns.llm import Ensemble, LLMClient, ModelEntry, Price
 from glns.offline_llm import OfflineLLMServer
 from glns.offline_llm.corpus import entry
 from glns.sandbox import CheckConfig, WorkerPool
+from offline_runs import checkpoint_outcome, offline_llm
 
 SCRIPT = Path(__file__).with_name("evolve_script.py")
 CHECK = CheckConfig(sizes=(10,), instances_per_size=1, growth_n=100, growth_timeout=2.0,
@@ -49,21 +50,8 @@ def server():
         yield srv
 
 
-def llm(server, model: str = "offline") -> LLMConfig:
-    return LLMConfig(base_url=server.base_url, model=model, max_retries=2, backoff_base=0.01,
-                     backoff_max=0.05, timeout=60)
-
-
-def outcome(run_dir: Path) -> dict:
-    """Everything of the final checkpoint that must not depend on timing."""
-    state = json.loads((run_dir / "checkpoint.json").read_text())
-    for h in state["history"]:
-        h.pop("seconds")
-        h.pop("timing")
-    state["counters"].pop("llm_seconds")
-    for k in ("elapsed", "events_offset", "resumable", "generations"):
-        state.pop(k, None)
-    return state
+llm = offline_llm
+outcome = checkpoint_outcome
 
 
 def without_model(state: dict) -> dict:
@@ -165,11 +153,14 @@ def test_token_budget_stops_at_a_cycle_boundary_and_resume_finishes_the_run(serv
 def test_time_budget_inside_the_first_cycle_keeps_nothing_and_resume_finishes(server, reference, tmp_path):
     ref_path, _ = reference
     path = tmp_path / "run"
-    result = Evolution.start(path, config(llm_concurrency=1, max_time=0.5), llm(server)).run()
+    # every answer takes 0.3 s: the budget is exceeded at the first answer, inside cycle 1
+    slow = llm(server, "offline:slow=0.3")
+    result = Evolution.start(path, config(llm_concurrency=1, max_time=0.25), slow).run()
     assert result.stopped is not None and result.stopped["budget"] == "time"
+    assert result.stopped["projected"] is None   # exceeded, not foreseen
     assert result.history == [] and result.module_path is None
     Evolution.resume(path, llm(server), max_time=10 ** 6).run()
-    assert outcome(path) == outcome(ref_path)
+    assert without_model(outcome(path)) == without_model(outcome(ref_path))
 
 
 def test_cost_budget_uses_the_prices_and_writes_them(server, tmp_path):
@@ -242,12 +233,13 @@ def test_copies_answered_within_one_round_are_admitted_once(server, tmp_path):
                             evo.rundir.log, evo.state.counters, concurrency=4, key=code_fingerprint)
             refill = Refill(cfg, evo.state, gen, evo.rundir, evo.check, evo.build_params, lambda line: None)
             plan: list = []
-            for _ in range(4):
-                refill._request(plan, "i1", "destroy", init_prompt("cvrp", "destroy", []), ())
-            added = refill._execute(plan, 1)
+            slots = [[refill._request(plan, "i1", "destroy", init_prompt("cvrp", "destroy", []), (), k)]
+                     for k in range(4)]
+            added, lost = refill._execute(slots, 1)
     finally:
         evo.rundir.close()
     assert [m.id for m in added] == ["d0"]
+    assert lost == [(("destroy",), 0)] * 3   # one request per slot here: none left to retry
     events = read_events(tmp_path / "run" / "events.jsonl")
     copies = [e for e in events if e["event"] == "rejected" and "same round" in (e["error"] or "")]
     assert sorted(e["request"] for e in copies) == [1, 2, 3]

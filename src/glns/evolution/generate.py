@@ -44,7 +44,8 @@ class Request:
     index: its position in the round (results are applied in this order); action: i1, i2, m1,
     m2, c1 or c2; kind: "destroy", "repair" or "joint" (c2); parents: ids of the operators it
     starts from; seed: the request's own seed (its attempts' seeds derive from it); model: the
-    name of the ensemble model that answers it.
+    name of the ensemble model that answers it; slot: the empty place in a population it is
+    for (a slot's requests are tried in order, see :meth:`Generator.run_slots`).
     """
 
     index: int
@@ -54,6 +55,7 @@ class Request:
     parents: tuple[str, ...]
     seed: int
     model: str
+    slot: int = 0
 
 
 @dataclass(frozen=True)
@@ -124,6 +126,7 @@ class Generator:
         self.temperature = temperature
         self.max_llm_failures = max_llm_failures
         self.concurrency = concurrency
+        self._in_flight = threading.BoundedSemaphore(concurrency)   # LLM calls at once
         self.cost = cost
         self.key = key
         self.guard = guard
@@ -147,6 +150,38 @@ class Generator:
         jobs = [(lambda r=r: self._request(r, cycle, known, stop)) for r in requests]
         done = None if on_done is None else (lambda i, value: on_done(requests[i], value))
         return run_jobs(jobs, self.concurrency, stop, done)
+
+    def run_slots(self, slots: Sequence[Sequence[Request]], cycle: int,
+                  on_done: Callable[[Request, Any], None] | None = None) -> list[tuple[Request, Any] | None]:
+        """Execute a planned round of slots; per slot the request that filled it and its
+        result, or None.
+
+        A slot is a list of planned requests for one empty place in a population: the first
+        is sent alone; if it gives nothing, the others are sent at once (a slot that failed
+        once tends to fail again, and one request after the other would leave the run waiting
+        on the LLM), and the first of them in plan order that gives an operator fills the slot.
+        Slots run side by side; at most ``concurrency`` LLM calls are in flight in all.
+        """
+        known = frozenset(self.known_sources)
+        stop = StopSignal()
+
+        def attempt(req: Request) -> Any:
+            value = self._request(req, cycle, known, stop)
+            if on_done is not None:
+                on_done(req, value)
+            return value
+
+        def fill(slot: Sequence[Request]) -> tuple[Request, Any] | None:
+            first = attempt(slot[0])
+            if first is not None:
+                return slot[0], first
+            rest = run_jobs([(lambda r=r: attempt(r)) for r in slot[1:]], max(1, len(slot) - 1), stop)
+            for req, value in zip(slot[1:], rest):
+                if value is not None:
+                    return req, value
+            return None
+
+        return run_jobs([(lambda s=s: fill(s)) for s in slots], max(1, len(slots)), stop)
 
     def single(self, action: str, kind: str, prompt: str, parents: Iterable[str],
                cycle: int) -> Candidate | None:
@@ -178,7 +213,8 @@ class Generator:
             messages = messages + [{"role": "assistant", "content": text},
                                    {"role": "user", "content": prompts.feedback_prompt(req.kind, error)}]
         self.log("request_failed", action=req.action, kind=req.kind, parents=list(req.parents),
-                 attempts=self.max_attempts, cycle=cycle, request=req.index, model=req.model)
+                 attempts=self.max_attempts, cycle=cycle, request=req.index, slot=req.slot,
+                 model=req.model)
         return None
 
     def _examine_single(self, req: Request, text: str, attempt: int, cycle: int,
@@ -227,40 +263,50 @@ class Generator:
         if client is None:
             raise KeyError(f"no LLM client for model {req.model!r} (known: {', '.join(self.clients)})")
         where = dict(action=req.action, kind=req.kind, parents=list(req.parents), attempt=attempt,
-                     seed=seed, cycle=cycle, request=req.index, model=req.model)
-        try:
-            reply = client.complete(messages, seed=seed, temperature=self.temperature)
-        except LLMError as exc:
-            record = exc.record.to_dict() if exc.record is not None else None
-            self.counters.record_call(req.action, req.model, ok=False,
-                                      seconds=exc.record.latency if exc.record else 0.0)
-            self.log("llm_call", ok=False, **where, error=str(exc), record=record,
-                     prompt=messages[-1]["content"])
+                     seed=seed, cycle=cycle, request=req.index, slot=req.slot, model=req.model)
+        # the outcome is accounted for before the next call may start, so that a stop set by
+        # this call (failures in a row, a budget) is seen by every call that comes after it
+        with self._in_flight:
+            if stop.is_set():   # set while this call waited for its turn
+                return None
+            try:
+                reply = client.complete(messages, seed=seed, temperature=self.temperature)
+            except LLMError as exc:
+                self._failed(req, exc, where, messages, stop)
+                return None
             with self._lock:
-                self._failures_in_a_row += 1
-                failures = self._failures_in_a_row
-            if failures >= self.max_llm_failures:
-                stop.set(EvolutionAborted(
-                    f"the LLM endpoint failed {failures} times in a row "
-                    f"(last: {exc}); the run directory holds the last finished cycle, "
-                    "resume with `glns evolve --resume DIR`"))
-            else:
-                logger.warning("LLM call for %s (%s) failed, request given up (%d failure(s) in a "
-                               "row): %s", req.action, req.kind, failures, exc)
+                self._failures_in_a_row = 0
+            rec = reply.record
+            prompt_tokens, completion_tokens = rec.prompt_tokens or 0, rec.completion_tokens or 0
+            cost = self.cost(req.model, prompt_tokens, completion_tokens)
+            self.counters.record_call(req.action, req.model, ok=True, prompt_tokens=prompt_tokens,
+                                      completion_tokens=completion_tokens, cost=cost or 0.0,
+                                      seconds=rec.latency or 0.0)
+            self.log("llm_call", ok=True, **where, prompt=messages[-1]["content"], answer=reply.text,
+                     record=rec.to_dict(), cost=cost)
             self._check_guard(stop)
-            return None
+            return reply.text
+
+    def _failed(self, req: Request, exc: LLMError, where: dict[str, Any], messages: list[dict],
+                stop: StopSignal) -> None:
+        """Account for a failed call; stop the round after too many failures in a row."""
+        record = exc.record.to_dict() if exc.record is not None else None
+        self.counters.record_call(req.action, req.model, ok=False,
+                                  seconds=exc.record.latency if exc.record else 0.0)
+        self.log("llm_call", ok=False, **where, error=str(exc), record=record,
+                 prompt=messages[-1]["content"])
         with self._lock:
-            self._failures_in_a_row = 0
-        rec = reply.record
-        prompt_tokens, completion_tokens = rec.prompt_tokens or 0, rec.completion_tokens or 0
-        cost = self.cost(req.model, prompt_tokens, completion_tokens)
-        self.counters.record_call(req.action, req.model, ok=True, prompt_tokens=prompt_tokens,
-                                  completion_tokens=completion_tokens, cost=cost or 0.0,
-                                  seconds=rec.latency or 0.0)
-        self.log("llm_call", ok=True, **where, prompt=messages[-1]["content"], answer=reply.text,
-                 record=rec.to_dict(), cost=cost)
+            self._failures_in_a_row += 1
+            failures = self._failures_in_a_row
+        if failures >= self.max_llm_failures:
+            stop.set(EvolutionAborted(
+                f"the LLM endpoint failed {failures} times in a row "
+                f"(last: {exc}); the run directory holds the last finished cycle, "
+                "resume with `glns evolve --resume DIR`"))
+        else:
+            logger.warning("LLM call for %s (%s) failed, request given up (%d failure(s) in a "
+                           "row): %s", req.action, req.kind, failures, exc)
         self._check_guard(stop)
-        return reply.text
 
     def _check_guard(self, stop: StopSignal) -> None:
         if self.guard is not None:
@@ -289,7 +335,7 @@ class Generator:
                                      duplicate=check == "duplicate")
         self.log("rejected", action=req.action, kind=kind, parents=list(req.parents), cycle=cycle,
                  attempt=attempt, check=check, error=error, size=size, idea=idea, code=code,
-                 request=req.index, model=req.model)
+                 request=req.index, slot=req.slot, model=req.model)
         return error or f"rejected by the {check} check"
 
     def _candidate(self, req: Request, kind: str, code: str, idea: str | None, attempt: int,

@@ -2,16 +2,15 @@
 actions i1/i2 in the first cycle; later, pruning the worst M by fitness and refilling with
 mutation (m1/m2), homogeneous crossover (c1) and joint crossover (c2) from the synergy matrix.
 
-A refill goes in rounds. A round is planned first -- for every empty slot the strategy,
-parents, prompt, model and request seed, all drawn from the run's random stream -- then its
-requests run concurrently (:class:`glns.evolution.generate.Generator`), and their results are
-applied in plan order. Slots still empty (every attempt rejected, or a result that copies one
-admitted earlier in the round) are planned again in the next round, :data:`RETRY_FANOUT`
-requests per empty slot at once (a slot that failed once is likely to fail again, and one
-request after another would leave the run waiting on the LLM), within
-:data:`REQUESTS_PER_SLOT` requests per slot of the refill in all; results beyond the empty slots
-are dropped (``surplus``). Nothing here depends on how many requests are in flight or on the
-order their answers arrive in.
+A refill is planned first: for every empty slot of a population up to
+:data:`REQUESTS_PER_SLOT` requests -- the slot's strategy, and for each request its parents,
+prompt, model and seed -- all drawn from the run's random stream. Then the slots run side by
+side (:meth:`glns.evolution.generate.Generator.run_slots`): a slot's first request is sent
+alone, and if it gives nothing its other requests are sent at once; the first of them that
+gives an operator fills the slot. Results are applied in slot order; a slot whose operator
+copies one admitted by an earlier slot of the same round goes again with the requests it did
+not use. Requests a slot does not need are never sent, and nothing here depends on how many
+requests are in flight or on the order their answers arrive in.
 
 Every admitted operator becomes a :class:`Member` here: its file is written to the run
 directory, its compiled twin is started, and the event log records it.
@@ -38,14 +37,13 @@ from glns.operators.accelerate import precompile
 from glns.params import SolveParams
 from glns.sandbox import CheckConfig
 
-__all__ = ["REQUESTS_PER_SLOT", "RETRY_FANOUT", "Refill", "operator_file"]
+__all__ = ["REQUESTS_PER_SLOT", "Refill", "operator_file"]
 
 logger = logging.getLogger(__name__)
 
-#: requests per empty slot before a refill gives up and the population stays short
+#: requests per empty slot (the first, then the others at once) before a refill gives up and
+#: the population stays short
 REQUESTS_PER_SLOT = 3
-#: requests planned at once for each slot still empty after a round
-RETRY_FANOUT = 2
 KINDS = ("destroy", "repair")
 
 
@@ -123,76 +121,77 @@ class Refill:
 
     # ------------------------------------------------------------------ rounds
     def _request(self, plan: list[Request], action: str, kind: str, prompt: str,
-                 parents: Sequence[str]) -> None:
-        """Append a request to the round being planned (its seed and model drawn now)."""
+                 parents: Sequence[str], slot: int) -> Request:
+        """A request of slot `slot` of the round being planned (its seed and model drawn now)."""
         rng = self.state.rng
-        plan.append(Request(index=len(plan), action=action, kind=kind, prompt=prompt,
-                            parents=tuple(parents), seed=rng.getrandbits(31),
-                            model=self.choose_model(rng)))
+        req = Request(index=len(plan), action=action, kind=kind, prompt=prompt,
+                      parents=tuple(parents), seed=rng.getrandbits(31),
+                      model=self.choose_model(rng), slot=slot)
+        plan.append(req)
+        return req
 
-    def _execute(self, plan: list[Request], c: int) -> list[Member]:
-        """Run a planned round and apply its results in plan order; the admitted members."""
-        if not plan:
-            return []
+    def _execute(self, slots: list[list[Request]], c: int) -> tuple[list[Member], list[tuple[tuple[str, ...], int]]]:
+        """Run a planned round of slots and apply the results in slot order: the admitted
+        members, and the slots lost to a copy of an operator admitted earlier in the round,
+        each as (the population kinds it was to fill, the requests it did not use)."""
+        if not slots:
+            return [], []
+        plan = [req for slot in slots for req in slot]
         self.log("round", cycle=c, requests=[
-            {"request": r.index, "action": r.action, "kind": r.kind, "parents": list(r.parents),
-             "model": r.model, "seed": r.seed} for r in plan])
+            {"request": r.index, "slot": r.slot, "action": r.action, "kind": r.kind,
+             "parents": list(r.parents), "model": r.model, "seed": r.seed} for r in plan])
 
         def done(req: Request, value: Any) -> None:
             outcome = "passed the checks" if value is not None else "gave nothing"
-            self.progress(f"cycle {c}: request {req.index + 1}/{len(plan)} ({req.action}, "
-                          f"{req.model}) {outcome}")
+            self.progress(f"cycle {c}: request {req.index + 1}/{len(plan)} (slot {req.slot + 1}, "
+                          f"{req.action}, {req.model}) {outcome}")
 
-        results = self.generator.run(plan, c, on_done=done)
+        results = self.generator.run_slots(slots, c, on_done=done)
         added: list[Member] = []
-        for req, result in zip(plan, results):
-            if result is None:
+        lost: list[tuple[tuple[str, ...], int]] = []
+        for slot, filled in zip(slots, results):
+            if filled is None:
                 continue
+            req, result = filled
             cands = list(result) if isinstance(result, tuple) else [result]
             copies = [cand for cand in cands
                       if self.generator.key(cand.source) in self.generator.known_sources]
-            if copies:   # an earlier request of this round got the same operator first
-                for cand in copies:
-                    self.state.counters.record_verdict(req.action, req.model, admitted=False,
-                                                       duplicate=True)
-                    self.log("rejected", action=req.action, kind=cand.kind,
-                             parents=list(req.parents), cycle=c, attempt=cand.attempt,
-                             check="duplicate", error="a copy of an operator admitted earlier in "
-                             "the same round", size=None, idea=cand.idea, code=cand.source,
-                             request=req.index, model=req.model)
+            if not copies:
+                added += [self._add(cand, req.action, req.parents, c) for cand in cands]
                 continue
-            if any(len(self.state.population(cand.kind)) >= self.cfg.population for cand in cands):
-                # a retry round asks more than once per empty slot: this slot is filled already
-                self.log("surplus", cycle=c, request=req.index, action=req.action,
-                         kinds=[cand.kind for cand in cands], model=req.model)
-                continue
-            added += [self._add(cand, req.action, req.parents, c) for cand in cands]
-        return added
+            # an earlier slot of this round got the same operator first
+            for cand in copies:
+                self.state.counters.record_verdict(req.action, req.model, admitted=False,
+                                                   duplicate=True)
+                self.log("rejected", action=req.action, kind=cand.kind, parents=list(req.parents),
+                         cycle=c, attempt=cand.attempt, check="duplicate",
+                         error="a copy of an operator admitted earlier in the same round",
+                         size=None, idea=cand.idea, code=cand.source, request=req.index,
+                         model=req.model)
+            lost.append((tuple(cand.kind for cand in cands), len(slot) - 1 if req is slot[0] else 0))
+        return added, lost
 
     # ------------------------------------------------------------------ actions
     def initialise(self, c: int) -> None:
-        """Seeds, then rounds of i1/i2 requests until both populations are full."""
+        """Seeds, then rounds of i1/i2 slots until both populations are full."""
         st, cfg = self.state, self.cfg
         if not st.destroy and not st.repair:
             seeds_d, seeds_r = seed_members(cfg.problem, native=cfg.native_seeds)
             for m in seeds_d + seeds_r:
                 self.register(m)
             st.next_index = {"destroy": len(seeds_d), "repair": len(seeds_r)}
-        budget = {k: REQUESTS_PER_SLOT * max(0, cfg.population - len(st.population(k))) for k in KINDS}
-        fanout = 1
-        while True:
+        tries = {k: [REQUESTS_PER_SLOT] * max(0, cfg.population - len(st.population(k))) for k in KINDS}
+        while any(tries.values()):
             plan: list[Request] = []
+            slots: list[list[Request]] = []
             for kind, action in (("destroy", "i1"), ("repair", "i2")):
-                pop = st.population(kind)
-                count = min((cfg.population - len(pop)) * fanout, budget[kind])
-                budget[kind] -= count
-                prompt = prompts.init_prompt(cfg.problem, kind, list(pop), limits=self.check)
-                for _ in range(count):
-                    self._request(plan, action, kind, prompt, ())
-            if not plan:
-                break
-            self._execute(plan, c)
-            fanout = RETRY_FANOUT
+                prompt = prompts.init_prompt(cfg.problem, kind, list(st.population(kind)), limits=self.check)
+                for count in tries[kind]:
+                    slot = len(slots)
+                    slots.append([self._request(plan, action, kind, prompt, (), slot) for _ in range(count)])
+            _, lost = self._execute(slots, c)
+            # the slots lost to a copy go again, with the requests they did not use
+            tries = {k: [left for kinds, left in lost if left > 0 and kinds == (k,)] for k in KINDS}
         for kind in KINDS:
             self._report_short(kind, c)
 
@@ -210,13 +209,12 @@ class Refill:
         elite = {"destroy": rank(list(st.destroy), fitness), "repair": rank(list(st.repair), fitness)}
         synergy = st.scores.matrix([m.id for m in elite["destroy"]], [m.id for m in elite["repair"]])
         mix = cfg.effective_mix()
-        budget = REQUESTS_PER_SLOT * sum(cfg.population - len(st.population(k)) for k in KINDS)
-        stuck, fanout = False, 1
-        while budget > 0 and not stuck:
-            need = {k: (cfg.population - len(st.population(k))) * fanout for k in KINDS}
+        tries = REQUESTS_PER_SLOT
+        need = {k: cfg.population - len(st.population(k)) for k in KINDS}
+        while tries > 0:
             plan: list[Request] = []
-            while budget > 0 and any(v > 0 for v in need.values()):
-                budget -= 1
+            slots: list[list[Request]] = []
+            while any(v > 0 for v in need.values()):
                 short = [k for k in KINDS if need[k] > 0]
                 if len(short) == 2 and need["destroy"] != need["repair"]:
                     kind = max(short, key=lambda k: need[k])
@@ -231,28 +229,33 @@ class Refill:
                     strategy = sample_strategy(mix, rng, allowed)
                 except ValueError:   # e.g. only the joint crossover is on and one population is full
                     self.log("refill_stuck", cycle=c, need=need, allowed=allowed, mix=mix)
-                    stuck = True
                     break
-                for k in self._plan_one(plan, strategy, kind, elite, synergy, c):
+                slot = [self._plan_one(plan, strategy, kind, elite, synergy, c, len(slots))
+                        for _ in range(tries)]
+                slots.append(slot)
+                for k in (KINDS if strategy == "joint" else (kind,)):
                     need[k] -= 1
-            if not plan:
+            if not slots:
                 break
-            self._execute(plan, c)
-            fanout = RETRY_FANOUT
+            _, lost = self._execute(slots, c)
+            # the slots lost to a copy go again, with the requests they did not use
+            again = [(kinds, left) for kinds, left in lost if left > 0]
+            need = {k: sum(k in kinds for kinds, _ in again) for k in KINDS}
+            tries = max((left for _, left in again), default=0)
         for kind in KINDS:
             self._report_short(kind, c)
 
     def _plan_one(self, plan: list[Request], strategy: str, kind: str,
-                  elite: dict[str, list[Member]], synergy: np.ndarray, c: int) -> tuple[str, ...]:
-        """Plan one request of `strategy`; the population kinds it will fill."""
+                  elite: dict[str, list[Member]], synergy: np.ndarray, c: int, slot: int) -> Request:
+        """Plan one request of `strategy` for slot `slot` (parents and prompt drawn now)."""
         cfg, rng, problem = self.cfg, self.state.rng, self.cfg.problem
-        self.log("strategy", cycle=c, strategy=strategy, kind=kind if strategy != "joint" else "joint")
+        self.log("strategy", cycle=c, strategy=strategy, kind=kind if strategy != "joint" else "joint",
+                 slot=slot)
         if strategy == "joint":
             i, j = choose_pair(synergy, rng, cfg.pair_choice)
             d, r = elite["destroy"][i], elite["repair"][j]
             prompt = prompts.joint_crossover_prompt(problem, d, r, limits=self.check)
-            self._request(plan, "c2", "joint", prompt, (d.id, r.id))
-            return KINDS
+            return self._request(plan, "c2", "joint", prompt, (d.id, r.id), slot)
         if strategy == "mutation":
             ranked = elite[kind]
             position = rng.randrange(len(ranked))
@@ -263,5 +266,4 @@ class Refill:
             p1, p2 = homogeneous_parents(elite[kind], self.state.scores.fitness, rng)
             action, parents = "c1", (p1.id, p2.id)
             prompt = prompts.homogeneous_crossover_prompt(problem, p1, p2, limits=self.check)
-        self._request(plan, action, kind, prompt, parents)
-        return (kind,)
+        return self._request(plan, action, kind, prompt, parents, slot)
