@@ -78,6 +78,11 @@ def source_key(source: str) -> str:
     return hashlib.sha256("\n".join(l for l in lines if l).encode()).hexdigest()[:16]
 
 
+def _candidates(value: Any) -> tuple[Candidate, ...]:
+    """The operators of a request's result: one, or a destroy/repair pair (c2)."""
+    return value if isinstance(value, tuple) else (value,)
+
+
 def attempt_seeds(seed: int, attempts: int) -> list[int]:
     """The ``seed`` sent with each attempt of a request with seed `seed`."""
     rng = random.Random(seed)
@@ -153,17 +158,21 @@ class Generator:
 
     def run_slots(self, slots: Sequence[Sequence[Request]], cycle: int,
                   on_done: Callable[[Request, Any], None] | None = None) -> list[tuple[Request, Any] | None]:
-        """Execute a planned round of slots; per slot the request that filled it and its
-        result, or None.
+        """Execute a planned refill; per slot the request that filled it and its result, or
+        None when all its requests gave nothing.
 
         A slot is a list of planned requests for one empty place in a population: the first
         is sent alone; if it gives nothing, the others are sent at once (a slot that failed
         once tends to fail again, and one request after the other would leave the run waiting
         on the LLM), and the first of them in plan order that gives an operator fills the slot.
-        Slots run side by side; at most ``concurrency`` LLM calls are in flight in all.
+        An operator that copies one an earlier slot brought is rejected once the earlier slots
+        are done, and the slot goes on with the requests it has left. Slots run side by side;
+        at most ``concurrency`` LLM calls are in flight in all.
         """
         known = frozenset(self.known_sources)
         stop = StopSignal()
+        done = [threading.Event() for _ in slots]
+        brought: list[frozenset[str]] = [frozenset()] * len(slots)
 
         def attempt(req: Request) -> Any:
             value = self._request(req, cycle, known, stop)
@@ -171,17 +180,44 @@ class Generator:
                 on_done(req, value)
             return value
 
-        def fill(slot: Sequence[Request]) -> tuple[Request, Any] | None:
-            first = attempt(slot[0])
+        def next_result(queue: list[Request]) -> tuple[Request | None, Any, list[Request]]:
+            first = attempt(queue[0])
             if first is not None:
-                return slot[0], first
-            rest = run_jobs([(lambda r=r: attempt(r)) for r in slot[1:]], max(1, len(slot) - 1), stop)
-            for req, value in zip(slot[1:], rest):
+                return queue[0], first, queue[1:]
+            rest = run_jobs([(lambda r=r: attempt(r)) for r in queue[1:]], max(1, len(queue) - 1), stop)
+            for req, value in zip(queue[1:], rest):
                 if value is not None:
-                    return req, value
-            return None
+                    return req, value, []
+            return None, None, []
 
-        return run_jobs([(lambda s=s: fill(s)) for s in slots], max(1, len(slots)), stop)
+        def fill(i: int) -> tuple[Request, Any] | None:
+            try:
+                queue = list(slots[i])
+                while queue:
+                    req, value, queue = next_result(queue)
+                    if req is None:
+                        return None
+                    keys = frozenset(self.key(c.source) for c in _candidates(value))
+                    for earlier in done[:i]:   # their results decide whether this one is a copy
+                        earlier.wait()
+                    if not keys & frozenset().union(*brought[:i]):
+                        brought[i] = keys
+                        return req, value
+                    self._same_round_copy(req, value, cycle)
+                return None
+            finally:
+                done[i].set()
+
+        return run_jobs([(lambda i=i: fill(i)) for i in range(len(slots))], max(1, len(slots)), stop)
+
+    def _same_round_copy(self, req: Request, value: Any, cycle: int) -> None:
+        for cand in _candidates(value):
+            self.counters.record_verdict(req.action, req.model, admitted=False, duplicate=True)
+            self.log("rejected", action=req.action, kind=cand.kind, parents=list(req.parents),
+                     cycle=cycle, attempt=cand.attempt, check="duplicate",
+                     error="a copy of an operator an earlier slot of the same refill brought",
+                     size=None, idea=cand.idea, code=cand.source, request=req.index,
+                     slot=req.slot, model=req.model)
 
     def single(self, action: str, kind: str, prompt: str, parents: Iterable[str],
                cycle: int) -> Candidate | None:

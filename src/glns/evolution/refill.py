@@ -7,10 +7,10 @@ A refill is planned first: for every empty slot of a population up to
 prompt, model and seed -- all drawn from the run's random stream. Then the slots run side by
 side (:meth:`glns.evolution.generate.Generator.run_slots`): a slot's first request is sent
 alone, and if it gives nothing its other requests are sent at once; the first of them that
-gives an operator fills the slot. Results are applied in slot order; a slot whose operator
-copies one admitted by an earlier slot of the same round goes again with the requests it did
-not use. Requests a slot does not need are never sent, and nothing here depends on how many
-requests are in flight or on the order their answers arrive in.
+gives an operator fills the slot. A slot whose operator copies one an earlier slot brought
+goes on with the requests it has left, once the earlier slots are done. Results are admitted
+in slot order. Requests a slot does not need are never sent, and nothing here depends on how
+many requests are in flight or on the order their answers arrive in.
 
 Every admitted operator becomes a :class:`Member` here: its file is written to the run
 directory, its compiled twin is started, and the event log records it.
@@ -130,12 +130,10 @@ class Refill:
         plan.append(req)
         return req
 
-    def _execute(self, slots: list[list[Request]], c: int) -> tuple[list[Member], list[tuple[tuple[str, ...], int]]]:
-        """Run a planned round of slots and apply the results in slot order: the admitted
-        members, and the slots lost to a copy of an operator admitted earlier in the round,
-        each as (the population kinds it was to fill, the requests it did not use)."""
+    def _execute(self, slots: list[list[Request]], c: int) -> list[Member]:
+        """Run a planned refill and admit its results in slot order; the admitted members."""
         if not slots:
-            return [], []
+            return []
         plan = [req for slot in slots for req in slot]
         self.log("round", cycle=c, requests=[
             {"request": r.index, "slot": r.slot, "action": r.action, "kind": r.kind,
@@ -146,30 +144,13 @@ class Refill:
             self.progress(f"cycle {c}: request {req.index + 1}/{len(plan)} (slot {req.slot + 1}, "
                           f"{req.action}, {req.model}) {outcome}")
 
-        results = self.generator.run_slots(slots, c, on_done=done)
         added: list[Member] = []
-        lost: list[tuple[tuple[str, ...], int]] = []
-        for slot, filled in zip(slots, results):
-            if filled is None:
-                continue
-            req, result = filled
-            cands = list(result) if isinstance(result, tuple) else [result]
-            copies = [cand for cand in cands
-                      if self.generator.key(cand.source) in self.generator.known_sources]
-            if not copies:
+        for filled in self.generator.run_slots(slots, c, on_done=done):
+            if filled is not None:
+                req, result = filled
+                cands = list(result) if isinstance(result, tuple) else [result]
                 added += [self._add(cand, req.action, req.parents, c) for cand in cands]
-                continue
-            # an earlier slot of this round got the same operator first
-            for cand in copies:
-                self.state.counters.record_verdict(req.action, req.model, admitted=False,
-                                                   duplicate=True)
-                self.log("rejected", action=req.action, kind=cand.kind, parents=list(req.parents),
-                         cycle=c, attempt=cand.attempt, check="duplicate",
-                         error="a copy of an operator admitted earlier in the same round",
-                         size=None, idea=cand.idea, code=cand.source, request=req.index,
-                         model=req.model)
-            lost.append((tuple(cand.kind for cand in cands), len(slot) - 1 if req is slot[0] else 0))
-        return added, lost
+        return added
 
     # ------------------------------------------------------------------ actions
     def initialise(self, c: int) -> None:
@@ -180,18 +161,15 @@ class Refill:
             for m in seeds_d + seeds_r:
                 self.register(m)
             st.next_index = {"destroy": len(seeds_d), "repair": len(seeds_r)}
-        tries = {k: [REQUESTS_PER_SLOT] * max(0, cfg.population - len(st.population(k))) for k in KINDS}
-        while any(tries.values()):
-            plan: list[Request] = []
-            slots: list[list[Request]] = []
-            for kind, action in (("destroy", "i1"), ("repair", "i2")):
-                prompt = prompts.init_prompt(cfg.problem, kind, list(st.population(kind)), limits=self.check)
-                for count in tries[kind]:
-                    slot = len(slots)
-                    slots.append([self._request(plan, action, kind, prompt, (), slot) for _ in range(count)])
-            _, lost = self._execute(slots, c)
-            # the slots lost to a copy go again, with the requests they did not use
-            tries = {k: [left for kinds, left in lost if left > 0 and kinds == (k,)] for k in KINDS}
+        plan: list[Request] = []
+        slots: list[list[Request]] = []
+        for kind, action in (("destroy", "i1"), ("repair", "i2")):
+            prompt = prompts.init_prompt(cfg.problem, kind, list(st.population(kind)), limits=self.check)
+            for _ in range(cfg.population - len(st.population(kind))):
+                slot = len(slots)
+                slots.append([self._request(plan, action, kind, prompt, (), slot)
+                              for _ in range(REQUESTS_PER_SLOT)])
+        self._execute(slots, c)
         for kind in KINDS:
             self._report_short(kind, c)
 
@@ -209,39 +187,30 @@ class Refill:
         elite = {"destroy": rank(list(st.destroy), fitness), "repair": rank(list(st.repair), fitness)}
         synergy = st.scores.matrix([m.id for m in elite["destroy"]], [m.id for m in elite["repair"]])
         mix = cfg.effective_mix()
-        tries = REQUESTS_PER_SLOT
         need = {k: cfg.population - len(st.population(k)) for k in KINDS}
-        while tries > 0:
-            plan: list[Request] = []
-            slots: list[list[Request]] = []
-            while any(v > 0 for v in need.values()):
-                short = [k for k in KINDS if need[k] > 0]
-                if len(short) == 2 and need["destroy"] != need["repair"]:
-                    kind = max(short, key=lambda k: need[k])
-                else:
-                    kind = short[0] if len(short) == 1 else ("destroy" if rng.random() < 0.5 else "repair")
-                allowed = ["mutation"]
-                if len(elite[kind]) >= 2:
-                    allowed.append("homogeneous")
-                if len(short) == 2:
-                    allowed.append("joint")
-                try:
-                    strategy = sample_strategy(mix, rng, allowed)
-                except ValueError:   # e.g. only the joint crossover is on and one population is full
-                    self.log("refill_stuck", cycle=c, need=need, allowed=allowed, mix=mix)
-                    break
-                slot = [self._plan_one(plan, strategy, kind, elite, synergy, c, len(slots))
-                        for _ in range(tries)]
-                slots.append(slot)
-                for k in (KINDS if strategy == "joint" else (kind,)):
-                    need[k] -= 1
-            if not slots:
+        plan: list[Request] = []
+        slots: list[list[Request]] = []
+        while any(v > 0 for v in need.values()):
+            short = [k for k in KINDS if need[k] > 0]
+            if len(short) == 2 and need["destroy"] != need["repair"]:
+                kind = max(short, key=lambda k: need[k])
+            else:
+                kind = short[0] if len(short) == 1 else ("destroy" if rng.random() < 0.5 else "repair")
+            allowed = ["mutation"]
+            if len(elite[kind]) >= 2:
+                allowed.append("homogeneous")
+            if len(short) == 2:
+                allowed.append("joint")
+            try:
+                strategy = sample_strategy(mix, rng, allowed)
+            except ValueError:   # e.g. only the joint crossover is on and one population is full
+                self.log("refill_stuck", cycle=c, need=need, allowed=allowed, mix=mix)
                 break
-            _, lost = self._execute(slots, c)
-            # the slots lost to a copy go again, with the requests they did not use
-            again = [(kinds, left) for kinds, left in lost if left > 0]
-            need = {k: sum(k in kinds for kinds, _ in again) for k in KINDS}
-            tries = max((left for _, left in again), default=0)
+            slots.append([self._plan_one(plan, strategy, kind, elite, synergy, c, len(slots))
+                          for _ in range(REQUESTS_PER_SLOT)])
+            for k in (KINDS if strategy == "joint" else (kind,)):
+                need[k] -= 1
+        self._execute(slots, c)
         for kind in KINDS:
             self._report_short(kind, c)
 

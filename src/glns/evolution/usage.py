@@ -31,7 +31,8 @@ class Counters:
     cost is in USD, from the models' prices (0 when no price is configured);
     llm_seconds adds up the latency of every call, so with several requests in flight it
     exceeds the wall time spent waiting. duplicates: answers rejected as a copy (also
-    renamed or reformatted) of an operator in the population or admitted in the same round.
+    renamed or reformatted) of an operator in the population or brought by an earlier slot of
+    the same refill.
     """
 
     llm_calls: int = 0
