@@ -177,6 +177,10 @@ def test_cost_budget_uses_the_prices_and_writes_them(server, tmp_path):
     assert prices["snapshots"][0]["models"]["offline"]["input"] == 1.0
     summary = (path / "summary.txt").read_text()
     assert "LLM usage per action type" in summary and "cost USD" in summary
+    # a larger budget finishes as the run without one did
+    resumed = Evolution.resume(path, models, max_cost=1e9).run()
+    assert resumed.stopped is None
+    assert outcome(path) == outcome(tmp_path / "free")
     with pytest.raises(ValueError, match="needs a price for every model"):
         Evolution.start(tmp_path / "unpriced", config(max_cost=1.0), llm(server))
 

@@ -118,6 +118,11 @@ def _evolution_config(args: argparse.Namespace):
     return EvolutionConfig(**{k: v for k, v in given.items() if v is not None})
 
 
+def _detail(line: str) -> bool:
+    """A per-episode or per-request progress line (left out by ``glns evolve -q``)."""
+    return " episode " in line or ": request " in line
+
+
 def _llm_models(args: argparse.Namespace, saved_llm: dict, stack: Any,
                 progress: Callable[[str], None]) -> tuple[Any, dict]:
     """The models of `glns evolve` (a :class:`glns.llm.Ensemble`) and the facts to keep in the
@@ -181,7 +186,7 @@ def _cmd_evolve(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr, flush=True)
 
     def quiet_progress(line: str) -> None:   # -q: no per-episode lines
-        if not (args.quiet and line.startswith("cycle") and " episode " in line):
+        if not (args.quiet and _detail(line)):
             progress(line)
 
     # a resumed run keeps its endpoint (and its offline server's settings) unless overridden
@@ -239,7 +244,7 @@ def _add_evolve_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--workers", type=int, help="evaluation processes (default: all cores)")
     run.add_argument("--backend", choices=["process", "ray"], help="where episodes run (default process)")
     run.add_argument("--address", help="Ray cluster address for --backend ray (default: local runtime)")
-    run.add_argument("-q", "--quiet", action="store_true", help="report cycles only, not episodes")
+    run.add_argument("-q", "--quiet", action="store_true", help="report cycles only, not episodes and LLM requests")
     run.add_argument("--llm-concurrency", type=int,
                      help="LLM requests in flight at once (default 4; the result does not depend on it)")
     bud = e.add_argument_group("budgets (the run stops at a cycle boundary; --resume with a larger one continues)")
@@ -335,7 +340,7 @@ def _cmd_experiment(args: argparse.Namespace) -> int:
         print(line, file=sys.stderr, flush=True)
 
     def quiet_progress(line: str) -> None:   # -q: no per-episode lines
-        if not (args.quiet and " episode " in line):
+        if not (args.quiet and _detail(line)):
             progress(line)
 
     resume = args.resume
