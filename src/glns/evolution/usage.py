@@ -18,10 +18,16 @@ TALLY_KEYS = ("calls", "failures", "prompt_tokens", "completion_tokens", "cost",
 _LOCK = threading.Lock()
 
 
+def _add_money(total: float, amount: float) -> float:
+    """total + amount on a grid of 1e-9 USD: sums of calls that end in any order are equal
+    (plain float sums are not, and the checkpoint must not depend on arrival order)."""
+    return round(total + round(amount, 9), 9)
+
+
 def _bump(table: dict[str, dict[str, float]], key: str, **amounts: float) -> None:
     row = table.setdefault(key, {k: 0 for k in TALLY_KEYS})
     for name, amount in amounts.items():
-        row[name] = row.get(name, 0) + amount
+        row[name] = _add_money(row.get(name, 0), amount) if name == "cost" else row.get(name, 0) + amount
 
 
 @dataclass
@@ -59,7 +65,7 @@ class Counters:
             self.llm_failures += 0 if ok else 1
             self.prompt_tokens += prompt_tokens
             self.completion_tokens += completion_tokens
-            self.cost += cost
+            self.cost = _add_money(self.cost, cost)
             self.llm_seconds += seconds
             for table, key in ((self.by_action, action), (self.by_model, model)):
                 _bump(table, key, calls=1, failures=0 if ok else 1, prompt_tokens=prompt_tokens,
