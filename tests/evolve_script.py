@@ -1,4 +1,4 @@
-"""Runs an evolution in its own process for tests/test_evolution_run.py (which kills it).
+"""Runs an evolution in its own process for the kill-and-resume tests (tests/offline_runs.py).
 
 usage: python evolve_script.py start|resume RUN_DIR BASE_URL [CONFIG_JSON [MODEL]]
 """

@@ -7,12 +7,7 @@ request's seed and a salt, so two salts make concurrent answers arrive in differ
 from __future__ import annotations
 
 import json
-import os
 import random
-import signal
-import subprocess
-import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -27,21 +22,18 @@ from glns.llm import Ensemble, LLMClient, ModelEntry, Price
 from glns.offline_llm import OfflineLLMServer
 from glns.offline_llm.corpus import entry
 from glns.sandbox import CheckConfig, WorkerPool
-from offline_runs import checkpoint_outcome, offline_llm
+from offline_runs import checkpoint_outcome, offline_llm, small_evolution_config, start_and_kill
 
-SCRIPT = Path(__file__).with_name("evolve_script.py")
 CHECK = CheckConfig(sizes=(10,), instances_per_size=1, growth_n=100, growth_timeout=2.0,
                     call_timeout=1.0, kill_grace=0.5)
 
 
 def config(**changes) -> EvolutionConfig:
     """Three cycles of two episodes on small instances, with every refill strategy."""
-    base = dict(problem="cvrp", generations=6, episodes_per_cycle=2, train_count=3, train_size=15,
-                iterations=20, validation_count=3, validation_size=15, validation_iterations=30,
-                validation_pairs=2, workers=2, seed=4,
-                mix={"mutation": 0.4, "homogeneous": 0.3, "joint": 0.3}, check=CHECK)
-    base.update(changes)
-    return EvolutionConfig(**base)
+    return small_evolution_config(**{
+        "generations": 6, "train_count": 3, "train_size": 15, "iterations": 20,
+        "validation_count": 3, "validation_size": 15, "validation_iterations": 30, "seed": 4,
+        "check": CHECK, **changes})
 
 
 @pytest.fixture(scope="module")
@@ -106,24 +98,9 @@ def test_sigkill_during_concurrent_requests_then_resume(server, reference, tmp_p
     ref_path, _ = reference
     run_dir = tmp_path / "killed"
     model = "offline:jitter=0.4~3"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    proc = subprocess.Popen([sys.executable, str(SCRIPT), "start", str(run_dir), server.base_url,
-                             json.dumps(config(llm_concurrency=4).to_dict()), model], env=env)
-    killed = False
-    try:
-        deadline = time.monotonic() + 120
-        while time.monotonic() < deadline and proc.poll() is None:
-            events = read_events(run_dir / "events.jsonl")
-            # requests of cycle 2 have answered while others are still in flight
-            if sum(e["event"] == "llm_call" and e.get("cycle") == 2 for e in events) >= 2:
-                proc.send_signal(signal.SIGKILL)
-                killed = True
-                break
-            time.sleep(0.01)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    # requests of cycle 2 have answered while others are still in flight
+    killed = start_and_kill(run_dir, server.base_url, config(llm_concurrency=4), lambda events: sum(
+        e["event"] == "llm_call" and e.get("cycle") == 2 for e in events) >= 2, model=model)
     assert killed, "the run ended before it could be killed mid-refill"
     Evolution.resume(run_dir, llm(server, model)).run()
     got, want = outcome(run_dir), outcome(ref_path)

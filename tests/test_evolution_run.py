@@ -4,12 +4,6 @@ action type, rejections for the right reasons, SIGKILL and exact resume, LLM fai
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
-import time
-from pathlib import Path
 
 import pytest
 
@@ -17,22 +11,13 @@ import glns
 from glns.evolution import Evolution, EvolutionAborted, EvolutionConfig, load_module
 from glns.evolution.rundir import RunDirectoryError, read_events
 from glns.offline_llm import OfflineLLMServer
-from glns.sandbox import CheckConfig
-from offline_runs import checkpoint_outcome, offline_llm
+from offline_runs import checkpoint_outcome, offline_llm, small_evolution_config, start_and_kill
 
-SCRIPT = Path(__file__).with_name("evolve_script.py")
 
 
 def small_config(problem: str, seed: int = 0, **changes) -> EvolutionConfig:
     """The paper's loop at a size CI can afford: 4 cycles of 2 episodes on 4 instances."""
-    base = dict(problem=problem, generations=8, episodes_per_cycle=2, train_count=4, train_size=20,
-                iterations=30, validation_count=4, validation_size=20, validation_iterations=60,
-                validation_pairs=2, workers=2, seed=seed,
-                mix={"mutation": 0.4, "homogeneous": 0.3, "joint": 0.3},
-                check=CheckConfig(sizes=(10,), instances_per_size=1, growth_n=100,
-                                  growth_timeout=2.0, call_timeout=1.0, kill_grace=0.5))
-    base.update(changes)
-    return EvolutionConfig(**base)
+    return small_evolution_config(problem=problem, seed=seed, **changes)
 
 
 @pytest.fixture(scope="module")
@@ -117,24 +102,9 @@ def test_sigkill_mid_cycle_then_resume_gives_the_uninterrupted_result(server, tm
     reference = Evolution.start(tmp_path / "ref", cfg, llm_config(server)).run()
 
     run_dir = tmp_path / "killed"
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path))
-    proc = subprocess.Popen([sys.executable, str(SCRIPT), "start", str(run_dir), server.base_url,
-                             json.dumps(cfg.to_dict())], env=env)
-    try:
-        deadline = time.monotonic() + 120
-        killed = False
-        while time.monotonic() < deadline and proc.poll() is None:
-            events = read_events(run_dir / "events.jsonl")
-            # kill inside cycle 2, once it has admitted an operator (mid-refill)
-            if any(e["event"] == "admitted" and e.get("cycle") == 2 for e in events):
-                proc.send_signal(signal.SIGKILL)
-                killed = True
-                break
-            time.sleep(0.01)
-        proc.wait(30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    # kill inside cycle 2, once it has admitted an operator (mid-refill)
+    killed = start_and_kill(run_dir, server.base_url, cfg, lambda events: any(
+        e["event"] == "admitted" and e.get("cycle") == 2 for e in events))
     assert killed, "the run ended before it could be killed mid-cycle"
     assert _state(run_dir)["cycle"] == 1
     with pytest.raises(RunDirectoryError, match="already holds a run"):
