@@ -165,14 +165,28 @@ class Generator:
         is sent alone; if it gives nothing, the others are sent at once (a slot that failed
         once tends to fail again, and one request after the other would leave the run waiting
         on the LLM), and the first of them in plan order that gives an operator fills the slot.
-        An operator that copies one an earlier slot brought is rejected once the earlier slots
-        are done, and the slot goes on with the requests it has left. Slots run side by side;
+        An operator that copies one an earlier slot brought is rejected as soon as that is
+        certain (an earlier slot found the same operator, or all earlier slots are done), and
+        the slot goes on with the requests it has left. Slots run side by side;
         at most ``concurrency`` LLM calls are in flight in all.
         """
         known = frozenset(self.known_sources)
         stop = StopSignal()
-        done = [threading.Event() for _ in slots]
+        state = threading.Condition()
+        done = [False] * len(slots)
         brought: list[frozenset[str]] = [frozenset()] * len(slots)
+        # keys of the single operators each slot has found so far: a slot either brings such
+        # an operator or drops it as a copy of what an even earlier slot brought, so a later
+        # slot that finds one of them knows at once that it has a copy
+        found: list[set[str]] = [set() for _ in slots]
+
+        def is_copy(i: int, keys: frozenset[str]) -> bool | None:
+            """Whether slot i's operator copies an earlier slot's; None: not known yet."""
+            if keys & set().union(*found[:i]):
+                return True
+            if all(done[:i]):
+                return bool(keys & frozenset().union(*brought[:i]))
+            return None
 
         def attempt(req: Request) -> Any:
             value = self._request(req, cycle, known, stop)
@@ -198,15 +212,21 @@ class Generator:
                     if req is None:
                         return None
                     keys = frozenset(self.key(c.source) for c in _candidates(value))
-                    for earlier in done[:i]:   # their results decide whether this one is a copy
-                        earlier.wait()
-                    if not keys & frozenset().union(*brought[:i]):
-                        brought[i] = keys
-                        return req, value
+                    with state:
+                        if len(keys) == 1:
+                            found[i] |= keys
+                            state.notify_all()
+                        while (copy := is_copy(i, keys)) is None:
+                            state.wait()
+                        if not copy:
+                            brought[i] = keys
+                            return req, value
                     self._same_round_copy(req, value, cycle)
                 return None
             finally:
-                done[i].set()
+                with state:
+                    done[i] = True
+                    state.notify_all()
 
         return run_jobs([(lambda i=i: fill(i)) for i in range(len(slots))], max(1, len(slots)), stop)
 
