@@ -8,7 +8,7 @@ prompt, model and seed -- all drawn from the run's random stream. Then the slots
 side (:meth:`glns.evolution.generate.Generator.run_slots`): a slot's first request is sent
 alone, and if it gives nothing its other requests are sent at once; the first of them that
 gives an operator fills the slot. A slot whose operator copies one an earlier slot brought
-goes on with the requests it has left, once the earlier slots are done. Results are admitted
+goes on with the requests it has left as soon as that is certain. Results are admitted
 in slot order. Requests a slot does not need are never sent, and nothing here depends on how
 many requests are in flight or on the order their answers arrive in.
 
