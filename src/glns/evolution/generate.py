@@ -39,9 +39,9 @@ class EvolutionAborted(GlnsError, RuntimeError):
 
 @dataclass(frozen=True)
 class Request:
-    """One planned LLM request of a refill round.
+    """One planned LLM request of a refill.
 
-    index: its position in the round (results are applied in this order); action: i1, i2, m1,
+    index: its position in the refill's plan (the `request` of its events); action: i1, i2, m1,
     m2, c1 or c2; kind: "destroy", "repair" or "joint" (c2); parents: ids of the operators it
     starts from; seed: the request's own seed (its attempts' seeds derive from it); model: the
     name of the ensemble model that answers it; slot: the empty place in a population it is
