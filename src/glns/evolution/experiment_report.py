@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any, Mapping, Sequence
 
 from glns.evolution.final_testing import FinalTestSettings, cached_final_test
+from glns.evolution.report import text_table
 from glns.evolution.rundir import RunDirectory, atomic_write, atomic_write_json
 
 __all__ = ["RUNS_SUMMARY", "ABLATION_TABLE", "run_state", "read_run", "stats", "curve",
@@ -162,11 +163,7 @@ def _pm(s: Mapping[str, Any], spec: str = ".4f") -> str:
 
 def _grid(rows: Sequence[Sequence[str]], left: int = 1) -> list[str]:
     """Rows as aligned text columns (the first `left` columns left-aligned, numbers right)."""
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = ["  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
-             for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return lines
+    return text_table(rows, left=range(left))
 
 
 def _describe(settings: Mapping[str, Any]) -> list[str]:

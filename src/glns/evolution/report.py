@@ -24,13 +24,23 @@ from typing import Any, Mapping, Sequence
 from glns.evolution.export import atomic_write
 from glns.evolution.population import Member
 
-__all__ = ["summary_table", "plot_convergence", "cycle_best", "PLOT_HINT"]
+__all__ = ["summary_table", "plot_convergence", "cycle_best", "text_table", "PLOT_HINT"]
 
 #: what to do when matplotlib is missing
 PLOT_HINT = "the convergence plot needs matplotlib: pip install 'glns[plot]'"
 
 _COLUMNS = ("cycle", "episodes", "admitted", "rejected", "LLM calls", "tokens", "cycle best",
             "best so far", "best pair", "elapsed")
+
+
+def text_table(rows: Sequence[Sequence[str]], left: Sequence[int] = (0,)) -> list[str]:
+    """Rows (the first is the header) as aligned text columns under a dashed rule; the
+    columns in `left` are left-aligned, the others (numbers) right-aligned."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = ["  ".join(c.ljust(w) if i in left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip()
+             for r in rows]
+    lines.insert(1, "  ".join("-" * w for w in widths))
+    return lines
 
 
 def cycle_best(entry: Mapping[str, Any]) -> float | None:
@@ -80,12 +90,8 @@ def summary_table(history: Sequence[Mapping[str, Any]],
     calls (and failures), tokens, the cycle's best validation score, the best-so-far score and
     pair, elapsed time; then the final best pair, with the ideas of its two members when
     `members` (id -> Member) is given."""
-    rows = [_COLUMNS] + [_row(e) for e in history]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(_COLUMNS))]
     # numbers right-aligned, the pair left-aligned
-    fmt = [str.ljust if c == "best pair" else str.rjust for c in _COLUMNS]
-    lines = ["  ".join(f(cell, w) for f, cell, w in zip(fmt, r, widths)).rstrip() for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
+    lines = text_table([_COLUMNS] + [_row(e) for e in history], left=(_COLUMNS.index("best pair"),))
     if not history:
         return "\n".join(lines + ["(no cycle finished yet)"])
     best = history[-1].get("best")

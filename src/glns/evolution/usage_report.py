@@ -10,17 +10,13 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from glns.evolution.population import Member
+from glns.evolution.report import text_table
 
 __all__ = ["usage_tables", "model_contributions"]
 
 
 def _table(header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:
-    rows = [tuple(header)] + [tuple(r) for r in rows]
-    widths = [max(len(r[i]) for r in rows) for i in range(len(header))]
-    lines = ["  ".join(cell.rjust(w) if i else cell.ljust(w) for i, (cell, w) in enumerate(zip(r, widths))).rstrip()
-             for r in rows]
-    lines.insert(1, "  ".join("-" * w for w in widths))
-    return lines
+    return text_table([tuple(header)] + [tuple(r) for r in rows])
 
 
 def _rate(admitted: float, rejected: float) -> str:
