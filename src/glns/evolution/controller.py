@@ -31,13 +31,12 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any, Callable
 
 from glns.batch import make_executor
 from glns.evolution.budget import BudgetStop, Usage, largest_cycle
 from glns.evolution.config import RESUMABLE, EvolutionConfig
 from glns.evolution.episodes import Evaluation
-from glns.evolution.fingerprint import code_fingerprint
 from glns.evolution.generate import Counters, EvolutionAborted, Generator
 from glns.evolution.instances import training_instances, validation_instances
 from glns.evolution.outputs import export_best, write_final_reports
@@ -248,7 +247,7 @@ class Evolution:
                 generator = Generator(
                     self.clients, check_pool, cfg.problem, self.check, cfg.max_attempts, self.state.rng,
                     self.rundir.log, self.state.counters, temperature=cfg.temperature,
-                    concurrency=cfg.llm_concurrency, cost=self.models.cost, key=code_fingerprint,
+                    concurrency=cfg.llm_concurrency, cost=self.models.cost,
                     guard=lambda: cfg.budgets().exceeded(self.used()))
                 refill = Refill(cfg, self.state, generator, self.rundir, self.check,
                                 self.build_params, self.progress,

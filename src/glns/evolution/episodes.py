@@ -15,7 +15,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from glns.evolution.config import EvolutionConfig
-from glns.evolution.generate import source_key
+from glns.evolution.fingerprint import source_key
 from glns.evolution.instances import training_instances, validation_instances
 from glns.evolution.population import Member, Scores
 from glns.evolution.state import RunState, score_value

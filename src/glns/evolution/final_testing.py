@@ -28,7 +28,7 @@ import numpy as np
 from glns import datasets
 from glns.checks import check_seed
 from glns.evolution.config import EvolutionConfig
-from glns.evolution.generate import source_key
+from glns.evolution.fingerprint import source_key
 from glns.evolution.population import Member
 from glns.evolution.rundir import RunDirectory, atomic_write_json
 from glns.executors import Executor

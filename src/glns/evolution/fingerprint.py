@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 
 from glns.policy import parse_source
 
-__all__ = ["code_fingerprint", "normalised_source"]
+__all__ = ["code_fingerprint", "normalised_source", "source_key"]
 
 #: hex digits of sha256 kept, as in glns.evolution.generate.source_key
 _DIGITS = 16
@@ -51,9 +51,14 @@ def _digest(text: str) -> str:
 
 
 def _plain_text(source: str) -> str:
-    # the same text as glns.evolution.generate.source_key hashes
     lines = [line.rstrip() for line in source.strip().splitlines()]
     return "\n".join(line for line in lines if line)
+
+
+def source_key(source: str) -> str:
+    """Identity of an operator's exact code, blind only to trailing spaces and blank lines
+    (the validation cache's key: a renamed copy may run differently, e.g. another seed use)."""
+    return _digest(_plain_text(source))
 
 
 def _normalised_tree(source: str) -> ast.Module | None:

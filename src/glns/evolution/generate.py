@@ -12,7 +12,6 @@ Every LLM call and every verdict goes to the run's event log, rejected code incl
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import random
 import threading
@@ -21,6 +20,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from glns.evolution import prompts
 from glns.evolution.concurrency import StopSignal, run_jobs
+from glns.evolution.fingerprint import code_fingerprint, source_key
 from glns.evolution.usage import Counters
 from glns.exceptions import GlnsError
 from glns.llm import AnswerParseError, LLMClient, LLMError, parse_answer, parse_joint_answer
@@ -72,12 +72,6 @@ class Candidate:
     model: str | None = None
 
 
-def source_key(source: str) -> str:
-    """Identity of an operator's code, blind to trailing spaces and blank lines."""
-    lines = [line.rstrip() for line in source.strip().splitlines()]
-    return hashlib.sha256("\n".join(l for l in lines if l).encode()).hexdigest()[:16]
-
-
 def _candidates(value: Any) -> tuple[Candidate, ...]:
     """The operators of a request's result: one, or a destroy/repair pair (c2)."""
     return value if isinstance(value, tuple) else (value,)
@@ -103,7 +97,7 @@ class Generator:
     the run's totals; temperature: overrides the models' own; max_llm_failures: consecutive
     failed LLM calls (after the client's own retries) that abort the run; concurrency: requests
     in flight; cost: ``cost(model, prompt_tokens, completion_tokens)`` in USD or None;
-    key: the duplicate key of a source; known_sources: the keys of the current populations (an
+    key: the duplicate key of a source (default the normalised-syntax fingerprint); known_sources: the keys of the current populations (an
     answer with one of them is rejected as a duplicate); guard: called after every LLM call,
     returns an exception (e.g. a budget that is exceeded) to stop the round with, or None.
     """
@@ -113,7 +107,7 @@ class Generator:
                  log: Callable[..., None], counters: Counters, temperature: float | None = None,
                  max_llm_failures: int = 3, concurrency: int = 1,
                  cost: Callable[[str, int, int], float | None] = _single_client_cost,
-                 key: Callable[[str], str] = source_key,
+                 key: Callable[[str], str] = code_fingerprint,
                  guard: Callable[[], BaseException | None] | None = None) -> None:
         if isinstance(clients, LLMClient) or not isinstance(clients, Mapping):
             self.default_model: str = clients.config.model
@@ -140,22 +134,6 @@ class Generator:
         self._lock = threading.Lock()
 
     # ------------------------------------------------------------------ public
-    def run(self, requests: Sequence[Request], cycle: int,
-            on_done: Callable[[Request, Any], None] | None = None) -> list[Any]:
-        """Execute a planned round; per request a :class:`Candidate`, a pair of them (c2) or
-        None (every attempt rejected, or the call failed), in request order.
-
-        Duplicates are judged against the populations as they were when the round started;
-        two answers of one round that are copies of each other are for the caller to catch
-        when it applies the results in order. Raises :class:`EvolutionAborted` (the endpoint
-        keeps failing) or what the guard returned, after the requests in flight returned.
-        """
-        known = frozenset(self.known_sources)
-        stop = StopSignal()
-        jobs = [(lambda r=r: self._request(r, cycle, known, stop)) for r in requests]
-        done = None if on_done is None else (lambda i, value: on_done(requests[i], value))
-        return run_jobs(jobs, self.concurrency, stop, done)
-
     def run_slots(self, slots: Sequence[Sequence[Request]], cycle: int,
                   on_done: Callable[[Request, Any], None] | None = None) -> list[tuple[Request, Any] | None]:
         """Execute a planned refill; per slot the request that filled it and its result, or
@@ -241,12 +219,16 @@ class Generator:
 
     def single(self, action: str, kind: str, prompt: str, parents: Iterable[str],
                cycle: int) -> Candidate | None:
-        """One operator of `kind` for `action` (a one-request round), or None."""
-        return self.run([self._one(action, kind, prompt, parents)], cycle)[0]
+        """One operator of `kind` for `action` (a slot of one request), or None."""
+        return self._alone(self._one(action, kind, prompt, parents), cycle)
 
     def joint(self, prompt: str, parents: Iterable[str], cycle: int) -> tuple[Candidate, Candidate] | None:
         """A destroy and a repair operator from one joint-crossover (c2) request, or None."""
-        return self.run([self._one("c2", "joint", prompt, parents)], cycle)[0]
+        return self._alone(self._one("c2", "joint", prompt, parents), cycle)
+
+    def _alone(self, req: Request, cycle: int) -> Any:
+        filled = self.run_slots([[req]], cycle)[0]
+        return None if filled is None else filled[1]
 
     def _one(self, action: str, kind: str, prompt: str, parents: Iterable[str]) -> Request:
         return Request(0, action, kind, prompt, tuple(parents), self.rng.getrandbits(31),
