@@ -162,15 +162,9 @@ def _llm_models(args: argparse.Namespace, saved_llm: dict, stack: Any,
 
 
 def _is_ensemble_file(path: str) -> bool:
-    import tomllib
+    from glns.llm.config import read_table
 
-    try:
-        with open(path, "rb") as fh:
-            data = tomllib.load(fh)
-    except (OSError, tomllib.TOMLDecodeError):
-        return False   # Ensemble.load reports it
-    table = data.get("llm") if isinstance(data.get("llm"), dict) else data
-    return "models" in table
+    return "models" in read_table(Path(path))
 
 
 def _cmd_evolve(args: argparse.Namespace) -> int:

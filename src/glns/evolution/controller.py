@@ -233,6 +233,7 @@ class Evolution:
     def run(self) -> EvolutionResult:
         """Run the remaining cycles and write the outputs. Closes the run directory."""
         cfg = self.cfg
+        budgets = cfg.budgets()
         try:
             with contextlib.ExitStack() as stack:
                 # generated code is checked in local sandbox processes whatever the backend; a
@@ -248,7 +249,7 @@ class Evolution:
                     self.clients, check_pool, cfg.problem, self.check, cfg.max_attempts, self.state.rng,
                     self.rundir.log, self.state.counters, temperature=cfg.temperature,
                     concurrency=cfg.llm_concurrency, cost=self.models.cost,
-                    guard=lambda: cfg.budgets().exceeded(self.used()))
+                    guard=lambda: budgets.exceeded(self.used()))
                 refill = Refill(cfg, self.state, generator, self.rundir, self.check,
                                 self.build_params, self.progress,
                                 choose_model=lambda rng: self.models.choose(rng).name)
@@ -349,7 +350,7 @@ class Evolution:
             return
         assert closing.thread is not None
         closing.thread.join()
-        self.rundir.release()
+        self.rundir.release()   # already done unless the validation failed before its checkpoint
         if closing.error is not None:
             raise closing.error
         self._closed = closing

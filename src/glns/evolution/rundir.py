@@ -222,18 +222,19 @@ class RunDirectory:
     def log(self, event: str, **fields: Any) -> None:
         """Append one event (a JSON line with the wall time and the event's name); while the
         log is held, keep it for :meth:`release`."""
-        line = dumps({"time": round(time.time(), 3), "event": event, **fields})
-        with self._write_lock:
-            if self._held is not None:
-                self._held.append(line)
-                return
-            self._append(line)
+        self._write(event, fields, hold=True)
 
     def log_now(self, event: str, **fields: Any) -> None:
         """Append one event even while the log is held (events of the cycle being closed)."""
+        self._write(event, fields, hold=False)
+
+    def _write(self, event: str, fields: Mapping[str, Any], hold: bool) -> None:
         line = dumps({"time": round(time.time(), 3), "event": event, **fields})
         with self._write_lock:
-            self._append(line)
+            if hold and self._held is not None:
+                self._held.append(line)
+            else:
+                self._append(line)
 
     def _append(self, line: str) -> None:
         self._events.write(line + "\n")
