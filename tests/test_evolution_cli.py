@@ -60,3 +60,30 @@ def test_errors_are_precise(tmp_path):
     out = _glns("--offline", "--no-mutation", "--no-homogeneous-crossover", "--no-joint-crossover",
                 "--run-dir", str(tmp_path / "z"))
     assert out.returncode == 2 and "keep at least one" in out.stderr
+
+
+def test_offline_ensemble_with_prices_and_a_budget_from_the_command_line(tmp_path):
+    """--llm-config with two models (no base_url: the offline server's) and prices; --max-cost
+    stops the run, --resume with a larger one finishes it and keeps the ensemble."""
+    config = tmp_path / "models.toml"
+    config.write_text('[llm]\nmax_retries = 1\n'
+                      '[[llm.models]]\nmodel = "offline:rate=0.1"\nweight = 2\nprice = {input = 1.0, output = 2.0}\n'
+                      '[[llm.models]]\nmodel = "offline:rate=0.2"\nweight = 1\nprice = {input = 1.0, output = 2.0}\n')
+    run = tmp_path / "run"
+    out = _glns("--offline", "--llm-config", str(config), "--generations", "6", "--max-cost", "0.01",
+                "--run-dir", str(run), "-q", *SMALL)
+    assert out.returncode == 0, out.stderr
+    assert "stopped by the cost budget" in out.stdout and "Stopped after cycle" in out.stdout
+    assert ": request " not in out.stderr   # -q leaves out the per-request lines
+    models = {m["name"] for m in json.loads((run / "config.json").read_text())["llm"]["models"]}
+    assert models == {"offline:rate=0.1", "offline:rate=0.2"}
+    more = _glns("--resume", str(run), "--max-cost", "1000", "-q")
+    assert more.returncode == 0, more.stderr
+    assert "cycle 3/3 done: episodes 6/6" in more.stderr
+    calls = [json.loads(line) for line in (run / "events.jsonl").read_text().splitlines()
+             if '"llm_call"' in line]
+    assert {c["model"] for c in calls} == models
+    # --model cannot pick one model of an ensemble
+    bad = _glns("--offline", "--llm-config", str(config), "--model", "x", "--run-dir",
+                str(tmp_path / "bad"), *SMALL)
+    assert bad.returncode == 2 and "cannot be combined" in bad.stderr
