@@ -15,6 +15,7 @@ from glns.exceptions import (
     GlnsError as GlnsError,
     InfeasibleSolutionError as InfeasibleSolutionError,
     InvalidInstanceError as InvalidInstanceError,
+    MatrixTooLargeError as MatrixTooLargeError,
     OperatorError as OperatorError,
 )
 from glns.params import (
@@ -44,7 +45,7 @@ _LAZY_MODULES = frozenset({
 __all__ = [
     "AutoTemperature", "BatchError", "CVRP", "FixedTemperature", "GlnsError",
     "InfeasibleSolutionError",
-    "InvalidInstanceError", "OVRP", "OperatorError", "OperatorStats", "Problem", "Result",
+    "InvalidInstanceError", "MatrixTooLargeError", "OVRP", "OperatorError", "OperatorStats", "Problem", "Result",
     "SIGMA_AGGRESSIVE", "SIGMA_FLAT", "SIGMA_PAPER", "SolveParams", "TSP", "read",
     "read_solution", "solve", "solve_many", "write_solution",
     # the subpackages (_LAZY_MODULES)

@@ -25,7 +25,7 @@ from typing import Any, Literal, Mapping
 import numpy as np
 
 from glns.exceptions import InvalidInstanceError
-from glns.problems import CVRP, OVRP, PROBLEM_KINDS, TSP, Problem, euclidean_distances, problem_class
+from glns.problems import CVRP, OVRP, PROBLEM_KINDS, TSP, Problem, problem_class
 from glns.solution_files import write_solution
 
 __all__ = [
@@ -319,15 +319,19 @@ def _floats(inst: dict[str, Any], key: str, section: str, path: Path) -> np.ndar
         raise ValueError(f"{path.name}: {section} is not a table of numbers ({exc})") from None
 
 
-def _distances(inst: dict[str, Any], rounding: str, path: Path) -> np.ndarray:
+def _geometry(inst: dict[str, Any], path: Path) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(coordinates, explicit matrix): the matrix for ``EXPLICIT``, else None (distances then
+    follow from the coordinates and the rounding, computed on demand)."""
     kind = str(inst.get("edge_weight_type", "")).strip().upper()
+    coords = _floats(inst, "node_coord", "NODE_COORD_SECTION", path) if "node_coord" in inst else None
     if kind == "EXPLICIT":
-        return _floats(inst, "edge_weight", "EDGE_WEIGHT_SECTION", path)  # as given, whatever the rounding
+        return coords, _floats(inst, "edge_weight", "EDGE_WEIGHT_SECTION", path)  # as given, whatever the rounding
     if kind != "EUC_2D":
         raise ValueError(f"{path.name}: unsupported EDGE_WEIGHT_TYPE {kind or 'missing'!r}; "
                          "glns reads EUC_2D and EXPLICIT")
-    dist = euclidean_distances(_floats(inst, "node_coord", "NODE_COORD_SECTION", path))
-    return np.floor(dist + 0.5) if rounding == "nint" else dist  # TSPLIB nint(x) = floor(x + 0.5)
+    if coords is None:
+        raise ValueError(f"{path.name}: the file has no NODE_COORD_SECTION")
+    return coords, None
 
 
 def read(path: str | os.PathLike, rounding: Literal["nint", "exact"] = "nint",
@@ -358,11 +362,11 @@ def read(path: str | os.PathLike, rounding: Literal["nint", "exact"] = "nint",
     path = Path(path)
     inst = _parse(path)
     kind = _check_problem(problem) if problem is not None else _kind_from_type(inst, path)
-    dist = _distances(inst, rounding, path)
-    if inst.get("dimension") is not None and inst["dimension"] != dist.shape[0]:
+    coords, dist = _geometry(inst, path)
+    size = (dist if dist is not None else coords).shape[0]
+    if inst.get("dimension") is not None and inst["dimension"] != size:
         raise ValueError(f"{path.name}: DIMENSION is {inst['dimension']} but the file has data "
-                         f"for {dist.shape[0]} node(s)")
-    coords = _floats(inst, "node_coord", "NODE_COORD_SECTION", path) if "node_coord" in inst else None
+                         f"for {size} node(s)")
     name = str(inst.get("name") or path.stem)
     try:
         if kind == "tsp":
@@ -370,14 +374,15 @@ def read(path: str | os.PathLike, rounding: Literal["nint", "exact"] = "nint",
                 # the depot would become a city and the demands would be dropped without a word
                 raise ValueError(f"{path.name}: a VRP file (it has a DEMAND_SECTION); "
                                  "read it as 'cvrp' or 'ovrp', not 'tsp'")
-            return TSP(coords, distances=dist, name=name)
+            return TSP(coords, distances=dist, name=name, rounding=rounding)
         if "demand" not in inst or "capacity" not in inst:
             raise ValueError(f"{path.name}: reading it as {kind.upper()} needs a DEMAND_SECTION "
                              "and a CAPACITY (for a TSP file use 'tsp')")
         depots = np.asarray(inst.get("depot", [0])).ravel()
         if depots.tolist() != [0]:
             raise ValueError(f"{path.name}: the depot must be node 1 (only), got {(depots + 1).tolist()}")
-        return _CLASSES[kind](coords, inst["demand"], inst["capacity"], distances=dist, name=name)
+        return _CLASSES[kind](coords, inst["demand"], inst["capacity"], distances=dist, name=name,
+                              rounding=rounding)
     except InvalidInstanceError as exc:
         raise InvalidInstanceError(f"{path.name}: {exc}") from None
 

@@ -6,7 +6,8 @@ are raised (``glns.llm.LLMError``, ``glns.batch.BatchError``, ...) and derive fr
 This module imports nothing from glns: every layer may import it.
 """
 
-__all__ = ["GlnsError", "InvalidInstanceError", "InfeasibleSolutionError", "OperatorError"]
+__all__ = ["GlnsError", "InvalidInstanceError", "InfeasibleSolutionError", "OperatorError",
+           "MatrixTooLargeError"]
 
 
 class GlnsError(Exception):
@@ -25,3 +26,8 @@ class InfeasibleSolutionError(GlnsError, ValueError):
 
 class OperatorError(GlnsError, ValueError):
     """An operator cannot be used (wrong signature, no function in its source, ...)."""
+
+
+class MatrixTooLargeError(GlnsError, MemoryError):
+    """A dense distance matrix was asked for that would take more memory than the limit
+    (``glns.problems.base.MAX_MATRIX_BYTES``); the native solver does not need one."""

@@ -9,6 +9,7 @@ from libc.stdint cimport uint64_t
 
 from glns._core._types cimport Inst, Sol
 from glns._core._kind cimport is_tour
+from glns._core._distance cimport dist
 from glns._core._rng cimport rng_below, rng_uniform
 from glns._core._solution cimport sol_remove, removal_delta
 from glns._core._keyed cimport Keyed, keyed_before, keyed_cmp
@@ -440,7 +441,7 @@ cdef int radial_removal(Sol *s, const Inst *inst, int k, double spread, int *rem
     else:
         for v in range(inst.first, inst.n):
             if v != seed:
-                order[count].key = inst.dist[seed * inst.n + v]
+                order[count].key = dist(inst, seed, v)
                 order[count].node = v
                 count += 1
         qsort(order, count, sizeof(Keyed), keyed_cmp)

@@ -4,7 +4,8 @@ from glns._core._types cimport Inst
 
 cdef class CoreInstance:
     cdef Inst c                 # C view into the arrays below
-    cdef readonly object dist   # float64 (n, n), C-contiguous, private copy
+    cdef readonly object dist   # float64 (n, n), C-contiguous, private copy; None: on demand
+    cdef readonly object coords # float64 (n, 2) private copy when distances are on demand
     cdef readonly object demand # int64 (n,)
     cdef readonly object neighbours  # int32 (n, n_neigh): nearest routable nodes per node
     cdef readonly int kind

@@ -2,6 +2,8 @@
 import numpy as np
 from libc.stdint cimport int64_t
 from glns._core._kind cimport kind_init
+from glns._core._distance cimport dist
+from glns._core._grid import coordinate_neighbours
 
 from glns.neighbours import MAX_NEIGHBOURS, nearest_neighbours
 
@@ -9,32 +11,57 @@ from glns.neighbours import MAX_NEIGHBOURS, nearest_neighbours
 cdef class CoreInstance:
     """Arrays of a validated problem, owned by the core (never shared with operators)."""
 
-    def __init__(self, int kind, distances, demands=None, capacity=0,
-                 int max_neighbours=MAX_NEIGHBOURS):
+    def __init__(self, int kind, distances=None, demands=None, capacity=0,
+                 int max_neighbours=MAX_NEIGHBOURS, *, coords=None, rounding="exact"):
+        """Either `distances` (a dense matrix) or `coords` with `rounding` ("exact" or "nint":
+        distances computed on demand, memory O(n * max_neighbours))."""
         if kind_init(&self.c, kind) < 0:
             raise ValueError(f"unknown problem kind {kind}")
-        dist = np.array(distances, dtype=np.float64, order="C", copy=True)
-        n = dist.shape[0]
+        if (distances is None) == (coords is None):
+            raise ValueError("give exactly one of distances and coords")
+        if rounding not in ("exact", "nint"):
+            raise ValueError(f"rounding must be 'exact' or 'nint', got {rounding!r}")
+        first = self.c.first
+        cdef const double[:, ::1] dv
+        cdef const double[:, ::1] xv
+        if distances is not None:
+            dist = np.array(distances, dtype=np.float64, order="C", copy=True)
+            dist.flags.writeable = False
+            n = dist.shape[0]
+            neigh = nearest_neighbours(dist, first, max_neighbours)
+            self.symmetric = bool(np.array_equal(dist, dist.T))
+            dv = dist
+            self.c.dist = &dv[0, 0]
+            self.c.xy = NULL
+        else:
+            xy = np.array(coords, dtype=np.float64, order="C", copy=True)
+            if xy.ndim != 2 or xy.shape[1] != 2:
+                raise ValueError(f"coords must have shape (n, 2), got {xy.shape}")
+            xy.flags.writeable = False
+            n = xy.shape[0]
+            neigh = coordinate_neighbours(xy, first, max_neighbours, rounding == "nint")
+            self.symmetric = True
+            xv = xy
+            self.c.dist = NULL
+            self.c.xy = &xv[0, 0]
+            self.coords = xy
+            dist = None
+        self.c.nint = rounding == "nint"
         if demands is None:
             demand = np.zeros(n, dtype=np.int64)
         else:
             demand = np.array(demands, dtype=np.int64, copy=True)
-        dist.flags.writeable = False
         demand.flags.writeable = False
+        neigh.flags.writeable = False
         self.dist = dist
         self.demand = demand
+        self.neighbours = neigh
         self.kind = kind
         self.n = n
-        first = self.c.first
         self.n_customers = n - first
-        neigh = nearest_neighbours(dist, first, max_neighbours)
-        neigh.flags.writeable = False
-        self.neighbours = neigh
-        cdef const double[:, ::1] dv = dist
         cdef const int[:, ::1] nv = neigh
         cdef const int64_t[::1] qv = demand
         self.c.n = n
-        self.c.dist = &dv[0, 0]
         self.c.demand = &qv[0]
         if self.c.capacitated:
             self.c.capacity = capacity
@@ -42,10 +69,20 @@ cdef class CoreInstance:
         else:
             self.c.capacity = 0
             self.c.max_route_len = n - first
-        self.symmetric = bool(np.array_equal(dist, dist.T))
         self.c.symmetric = self.symmetric
         self.c.n_neigh = neigh.shape[1]
         self.c.neigh = &nv[0, 0] if neigh.size else NULL
+
+    @property
+    def on_demand(self) -> bool:
+        """Distances are computed from coordinates when needed (no dense matrix)."""
+        return self.c.dist == NULL
+
+    def distance(self, int a, int b) -> float:
+        """The core's distance a -> b (for tests: the same value whichever way it is stored)."""
+        if not (0 <= a < self.n and 0 <= b < self.n):
+            raise IndexError(f"node out of range 0..{self.n - 1}: {a}, {b}")
+        return dist(&self.c, a, b)
 
     @property
     def has_depot(self) -> bool:

@@ -13,6 +13,7 @@
 # loops compile to a field read, never a call through a pointer.
 from libc.stdint cimport int64_t, INT64_MAX
 from glns._core._types cimport Inst, KIND_TSP, KIND_CVRP, KIND_OVRP
+from glns._core._distance cimport dist
 
 
 cdef inline int kind_init(Inst *inst, int kind) noexcept nogil:
@@ -51,7 +52,7 @@ cdef inline double close_cost(const Inst *inst, int a) noexcept nogil:
     """Cost of ending a depot route at its last node a: the arc back to the depot when routes
     are closed, nothing when they are open."""
     if inst.closed_routes:
-        return inst.dist[a * inst.n]
+        return dist(inst, a, 0)
     return 0.0
 
 

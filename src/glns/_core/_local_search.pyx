@@ -32,6 +32,7 @@ from libc.stdint cimport int64_t
 
 from glns._core._types cimport Inst, Sol
 from glns._core._kind cimport is_tour, load_limit
+from glns._core._distance cimport dist
 from glns._core._solution cimport (Solution, sol_remove, sol_insert, sol_new_route,
                                    sol_drop_empty, sol_cost, removal_delta, new_route_cost,
                                    arc, END)
@@ -139,7 +140,6 @@ cdef int _tsp_try(Work *w, int v) noexcept nogil:
     """Apply the first improving 2-opt / or-opt move around city v; 1 if one was applied."""
     cdef Sol *s = w.s
     cdef const Inst *inst = w.inst
-    cdef const double *d = inst.dist
     cdef int n = inst.n
     cdef int L = s.length[0]
     cdef bint sym = inst.symmetric
@@ -175,7 +175,7 @@ cdef int _tsp_try(Work *w, int v) noexcept nogil:
             g_l[ng] = l
             g_fwd[ng] = not back
             # what removing the segment saves
-            g_gain[ng] = d[p * n + s0] + d[se * n + nx] - d[p * n + nx]
+            g_gain[ng] = dist(inst, p, s0) + dist(inst, se, nx) - dist(inst, p, nx)
             ng += 1
     cdef int sv = _t_at(s, pos_v + 1)
     cdef int pv = _t_at(s, pos_v - 1)
@@ -188,13 +188,13 @@ cdef int _tsp_try(Work *w, int v) noexcept nogil:
         pu = _t_at(s, s.pos_of[u] - 1)
         if sym and u != sv and u != pv:
             # 2-opt on the arcs leaving v and u
-            delta = d[v * n + u] + d[sv * n + su] - d[v * n + sv] - d[u * n + su]
+            delta = dist(inst, v, u) + dist(inst, sv, su) - dist(inst, v, sv) - dist(inst, u, su)
             if delta < -w.eps:
                 _tsp_two_opt(s, v, u)
                 _push(w, v); _push(w, sv); _push(w, u); _push(w, su)
                 return 1
             # 2-opt on the arcs entering v and u
-            delta = d[v * n + u] + d[pv * n + pu] - d[pv * n + v] - d[pu * n + u]
+            delta = dist(inst, v, u) + dist(inst, pv, pu) - dist(inst, pv, v) - dist(inst, pu, u)
             if delta < -w.eps:
                 _tsp_two_opt(s, pv, pu)
                 _push(w, v); _push(w, pv); _push(w, u); _push(w, pu)
@@ -222,9 +222,9 @@ cdef int _tsp_try(Work *w, int v) noexcept nogil:
                 if rev and not sym:
                     continue
                 if rev:
-                    add = d[a * n + se] + d[s0 * n + b] - d[a * n + b]
+                    add = dist(inst, a, se) + dist(inst, s0, b) - dist(inst, a, b)
                 else:
-                    add = d[a * n + s0] + d[se * n + b] - d[a * n + b]
+                    add = dist(inst, a, s0) + dist(inst, se, b) - dist(inst, a, b)
                 delta = add - g_gain[g]
                 if delta < -w.eps:
                     _tsp_move_segment(w, s0, g_l[g], a, rev)

@@ -7,6 +7,7 @@ from libc.stdlib cimport malloc, calloc, free, qsort
 
 from glns._core._types cimport Inst, Sol
 from glns._core._kind cimport is_tour, last_position, fits
+from glns._core._distance cimport dist
 from glns._core._rng cimport rng_below, rng_uniform
 from glns._core._solution cimport (sol_insert, sol_new_route, insertion_delta, new_route_cost,
                                    sol_to_py, Solution)
@@ -141,9 +142,9 @@ cdef int _insertion_order(const Inst *inst, const int *removed, int m, int order
         if order == ORDER_DEMAND:
             keyed[i].key = -<double> inst.demand[v]
         elif order == ORDER_FAR:
-            keyed[i].key = -inst.dist[v]       # row 0: from the depot (TSP: node 0)
+            keyed[i].key = -dist(inst, 0, v)    # from the depot: from the depot (TSP: node 0)
         else:
-            keyed[i].key = inst.dist[v]
+            keyed[i].key = dist(inst, 0, v)
     qsort(keyed, m, sizeof(Keyed), keyed_cmp)
     for i in range(m):
         out[i] = keyed[i].node

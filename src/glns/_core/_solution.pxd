@@ -2,6 +2,7 @@
 from libc.stdint cimport int64_t, uint64_t
 from glns._core._types cimport Inst, Sol
 from glns._core._kind cimport close_cost
+from glns._core._distance cimport dist
 from glns._core._instance cimport CoreInstance
 
 cdef enum:
@@ -12,7 +13,7 @@ cdef inline double arc(const Inst *inst, int a, int b) noexcept nogil:
     """Cost of travelling a -> b, where b == END means 'finish the route'."""
     if b == END:
         return close_cost(inst, a)
-    return inst.dist[a * inst.n + b]
+    return dist(inst, a, b)
 
 
 cdef int sol_alloc(Sol *s, const Inst *inst) except -1 nogil

@@ -172,7 +172,7 @@ cdef double sol_cost(const Sol *s, const Inst *inst) noexcept nogil:
         L = s.length[0]
         row = s.nodes
         for i in range(L):
-            total += inst.dist[row[i] * inst.n + row[(i + 1) % L]]
+            total += dist(inst, row[i], row[(i + 1) % L])
         return total
     for r in range(s.n_routes):
         L = s.length[r]
@@ -181,7 +181,7 @@ cdef double sol_cost(const Sol *s, const Inst *inst) noexcept nogil:
         row = &s.nodes[r * s.stride]
         prev = 0
         for i in range(L):
-            total += inst.dist[prev * inst.n + row[i]]
+            total += dist(inst, prev, row[i])
             prev = row[i]
         total += close_cost(inst, prev)
     return total
@@ -197,7 +197,7 @@ cdef double removal_delta(const Sol *s, const Inst *inst, int v) noexcept nogil:
     if is_tour(inst):
         a = row[(p - 1 + L) % L]
         b = row[(p + 1) % L]
-        return inst.dist[a * inst.n + b] - inst.dist[a * inst.n + v] - inst.dist[v * inst.n + b]
+        return dist(inst, a, b) - dist(inst, a, v) - dist(inst, v, b)
     if L == 1:  # the route disappears (an empty route costs nothing, whatever d[0][0] is)
         return -new_route_cost(inst, v)
     a = row[p - 1] if p > 0 else 0
@@ -212,10 +212,10 @@ cdef double insertion_delta(const Sol *s, const Inst *inst, int v, int r, int po
     cdef int a, b
     if is_tour(inst):
         if L == 0:
-            return inst.dist[v * inst.n + v]
+            return dist(inst, v, v)
         a = row[pos - 1] if pos > 0 else row[L - 1]
         b = row[pos] if pos < L else row[0]
-        return inst.dist[a * inst.n + v] + inst.dist[v * inst.n + b] - inst.dist[a * inst.n + b]
+        return dist(inst, a, v) + dist(inst, v, b) - dist(inst, a, b)
     if L == 0:
         return new_route_cost(inst, v)
     a = row[pos - 1] if pos > 0 else 0

@@ -16,7 +16,9 @@ cdef struct Inst:
     bint capacitated    # routes carry demands within `capacity` (VRP)
     int first           # first node that must be routed (1 with a depot, else 0)
     int n               # number of nodes (TSP: cities; VRP: depot + customers)
-    const double *dist  # n*n row-major distance matrix
+    const double *dist  # n*n row-major distance matrix, or NULL: distances from `xy`
+    const double *xy    # n x 2 coordinates when `dist` is NULL (read through _distance.dist)
+    bint nint           # on-demand distances are rounded: floor(d + 0.5)
     const int64_t *demand  # n demands (all zero for TSP)
     int64_t capacity    # vehicle capacity (0 when not capacitated)
     int max_route_len   # most nodes one route can hold (capacity-bound for VRP)

@@ -24,7 +24,7 @@ from glns import datasets
 from glns._core._alns import OperatorTimeout
 from glns.operators.bridge import time_limit
 from glns.operators.views import VIEWS, cached_per_problem, view_data, view_of_matrix
-from glns.problems import Problem, problem_class
+from glns.problems import Problem, euclidean_distances, problem_class
 from glns.problems.solutions import random_solution
 from glns.rng import SplitMix64
 
@@ -127,8 +127,10 @@ def _sub_problem(problem: Problem, nodes: int, harsh: bool) -> Problem:
     NumPy and Python arithmetic part (x / 0.0 is inf in one and an exception in the other).
     """
     m = min(nodes, problem.n_nodes)
-    dist = np.array(problem.distances[:m, :m], dtype=float)
     coords = None if problem.coords is None else np.array(problem.coords[:m], dtype=float)
+    # never the whole matrix of a coordinate instance: only its first m nodes are needed
+    dist = (np.array(problem.distances[:m, :m], dtype=float) if problem.explicit_distances
+            else euclidean_distances(coords, problem.rounding))
     if harsh and m > 2:
         top = float(dist.max())
         dist = np.rint(dist * (100.0 / top)) if top > 0 else dist

@@ -43,8 +43,9 @@ class CVRP(Problem):
     )
 
     def __init__(self, coords: Any = None, demands: Sequence[int] | np.ndarray | None = None,
-                 capacity: int | None = None, *, distances: Any = None, name: str = "") -> None:
-        self._set_geometry(coords, distances)
+                 capacity: int | None = None, *, distances: Any = None, name: str = "",
+                 rounding: str = "exact") -> None:
+        self._set_geometry(coords, distances, rounding)
         if demands is None:
             raise InvalidInstanceError("demands are required")
         if capacity is None:

@@ -35,8 +35,9 @@ class TSP(Problem):
         "only a distance matrix)."
     )
 
-    def __init__(self, coords: Any = None, *, distances: Any = None, name: str = "") -> None:
-        self._set_geometry(coords, distances)
+    def __init__(self, coords: Any = None, *, distances: Any = None, name: str = "",
+                 rounding: str = "exact") -> None:
+        self._set_geometry(coords, distances, rounding)
         self.demands = readonly(np.zeros(self.n_nodes, dtype=np.int64))
         self.capacity = 0
         self.name = name
@@ -61,5 +62,5 @@ class TSP(Problem):
 
     @classmethod
     def from_parts(cls, coords: Any, distances: Any, demands: Any, capacity: Any,
-                   name: str = "") -> "TSP":
-        return cls(coords, distances=distances, name=name)
+                   name: str = "", rounding: str = "exact") -> "TSP":
+        return cls(coords, distances=distances, name=name, rounding=rounding)

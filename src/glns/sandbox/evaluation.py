@@ -67,11 +67,13 @@ def _problem_wire(problem: Problem) -> tuple[str, tuple]:
     if not isinstance(problem, Problem):
         raise TypeError(f"instances must be glns problems, got {type(problem).__name__}")
     h = hashlib.blake2b(digest_size=16)
-    h.update(f"{problem.kind}|{problem.capacity}|".encode())
-    h.update(problem.distances.tobytes())
+    # a coordinate instance travels as its coordinates and rounding, never as a matrix
+    matrix = problem.distances if problem.explicit_distances else None
+    h.update(f"{problem.kind}|{problem.capacity}|{matrix is None and problem.rounding}|".encode())
+    h.update((matrix if matrix is not None else problem.coords).tobytes())
     h.update(problem.demands.tobytes())
-    spec = (problem.kind, problem.coords, problem.distances, problem.demands, problem.capacity,
-            problem.name)
+    spec = (problem.kind, problem.coords, matrix, problem.demands, problem.capacity,
+            problem.name, problem.rounding)
     return h.hexdigest(), spec
 
 
@@ -140,8 +142,9 @@ def _cached(cache: dict, key: Any, build: Any, size: int = _CACHE_SIZE) -> Any:
 
 
 def _build_problem(spec: tuple) -> Problem:
-    kind, coords, distances, demands, capacity, name = spec
-    return problem_class(kind).from_parts(coords, distances, demands, capacity, name=name)
+    kind, coords, distances, demands, capacity, name, rounding = spec
+    return problem_class(kind).from_parts(coords, distances, demands, capacity, name=name,
+                                          rounding=rounding)
 
 
 def _build_operator(wire: tuple, kind: str, index: int) -> Operator:

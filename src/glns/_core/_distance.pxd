@@ -1,0 +1,23 @@
+# The one way the core reads a distance: from the dense matrix when the instance has one, else
+# computed on demand from the coordinates (memory O(n) instead of O(n^2)).
+#
+# The on-demand value is the same float as glns.problems.euclidean_distances (then nint) gives
+# for the pair: (xa - xb)^2 + (ya - yb)^2 in that order, one correctly rounded sqrt, and
+# floor(d + 0.5) for nint. The build turns off FMA contraction (CMakeLists.txt) so that the C
+# compiler keeps the two roundings numpy makes. Header only: `inline`, so a hot loop pays a
+# predictable branch, never a call.
+from libc.math cimport sqrt, floor
+from glns._core._types cimport Inst
+
+
+cdef inline double dist(const Inst *inst, int a, int b) noexcept nogil:
+    """Distance a -> b."""
+    cdef double dx, dy, d
+    if inst.dist != NULL:
+        return inst.dist[<Py_ssize_t> a * inst.n + b]
+    dx = inst.xy[2 * a] - inst.xy[2 * b]
+    dy = inst.xy[2 * a + 1] - inst.xy[2 * b + 1]
+    d = sqrt(dx * dx + dy * dy)
+    if inst.nint:
+        return floor(d + 0.5)
+    return d
