@@ -2,11 +2,11 @@
 
 Decisions:
 
-- Every run of every solver goes through one process pool (:func:`glns.batch.make_executor`):
-  glns configurations via :func:`glns.solve_many` (instance i of a group runs with seed
-  ``glns.rng.run_seed(seed, i)``, i its position in the whole group before ``--every``; with
-  budgets per instance, ``--time-per-100``, or ``--every``, through the same task functions,
-  one task per instance), baselines via
+- Every run of every solver goes through a process pool (:func:`glns.batch.make_executor`, a
+  fresh one per (group, solver) batch): glns configurations via :func:`glns.solve_many`
+  (instance i of a group runs with seed ``glns.rng.run_seed(seed, i)``, i its position in the
+  whole group before ``--every``; with budgets per instance, ``--time-per-100``, or with
+  ``--every``, through solve_many's task functions, one task per instance), baselines via
   :func:`glns.benchmark.baselines.run_baseline` with the same seed (below 2**31, which every
   baseline accepts). One run per core at a time, so time-limited solvers get a whole core each.
 - Costs are never taken from a solver's word: every returned solution is checked with
@@ -31,7 +31,7 @@ from glns.batch import make_executor, solve_many
 from glns.batch.solve_many import NO_DEADLINE, RETRYABLE, TaskFailure
 from glns.benchmark.solvers import SolverSpec
 from glns.benchmark.suites import Group
-from glns.executors import check_workers
+from glns.executors import check_workers, usable_cores
 from glns.params import SolveParams
 from glns.problems import Problem
 from glns.result import Result
@@ -329,24 +329,26 @@ def run_benchmark(groups: Sequence[Group], solvers: Sequence[SolverSpec], settin
     done = dict(done or {})
     batches = [(g, s) for g in groups for s in solvers if s.solves(g.problem)]
     records: list[dict] = []
-    with make_executor("process", settings.workers) as ex:
-        report = Progress([(g, s) for g, s in batches if (g.name, s.name) not in done], settings,
-                          ex.workers, stream=stream, enabled=progress)
-        k = 0
-        for group, spec in batches:
-            if (group.name, spec.name) in done:
-                records.extend(done[group.name, spec.name])
-                continue
-            report.start_batch(k)
-            k += 1
-            t = time.perf_counter()
-            run = _run_glns if spec.kind == "glns" else _run_baseline
+    report = Progress([(g, s) for g, s in batches if (g.name, s.name) not in done], settings,
+                      settings.workers or usable_cores(), stream=stream, enabled=progress)
+    k = 0
+    for group, spec in batches:
+        if (group.name, spec.name) in done:
+            records.extend(done[group.name, spec.name])
+            continue
+        report.start_batch(k)
+        k += 1
+        t = time.perf_counter()
+        run = _run_glns if spec.kind == "glns" else _run_baseline
+        # a pool per batch: glns workers keep every instance they built, which on the XXL
+        # files (1 GB of distances each) must not pile up under the next solver's runs
+        with make_executor("process", settings.workers) as ex:
             batch = run(ex, group, spec, settings, report.task_done)
-            wall = time.perf_counter() - t
-            for r in batch:
-                r["batch_seconds"] = wall
-            records.extend(batch)
-            if on_batch is not None:
-                on_batch(group, spec, batch, wall)
+        wall = time.perf_counter() - t
+        for r in batch:
+            r["batch_seconds"] = wall
+        records.extend(batch)
+        if on_batch is not None:
+            on_batch(group, spec, batch, wall)
     return records
 
