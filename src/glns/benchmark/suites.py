@@ -146,7 +146,7 @@ def _file_group(name: str, problem: str, files: list[Path], rounding: str, max_n
     group = Group("library", name, problem, instances, locators, refs, label,
                   positions=[i for i, _ in picked] if every not in (None, 1) else None)
     ceil = [p.stem for p in chosen if (header_field(p, "EDGE_WEIGHT_TYPE") or "").upper() == "CEIL_2D"]
-    if ceil:
+    if ceil and rounding == "nint":
         group.notes.append(f"CEIL_2D file(s) {', '.join(ceil)}: distances rounded up, as their "
                            "best-known values are")
     missing = [p.stem for p, r in zip(chosen, refs) if r is None]
