@@ -1,8 +1,11 @@
 """``glns bench``: final-testing runs of glns and baselines, with tables and a full record.
 
     glns bench synthetic [--problems cvrp] [--sizes 50 100] [--solvers default paper ortools]
-    glns bench library [--libraries tsplib cvrplib] [--sets A X] [--rounding nint|exact|both]
+    glns bench library [--libraries tsplib cvrplib xxl tsp-large] [--sets A X] [--rounding nint|exact|both]
     glns bench paper                  # the paper's main table, side by side with ours
+    glns bench library --libraries cvrplib --sets X --time-per-100 2.4 --every 4
+                                      # S x n/100 seconds per run, every 4th file by size
+    glns bench compare DIR_A DIR_B    # instances where B's run (e.g. the longer) is worse than A's
     glns bench ... --quick            # a smoke run: few small instances, small budgets
 """
 
@@ -16,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from glns.benchmark import paper, report, suites
+from glns.benchmark import compare, paper, report, suites
 from glns.benchmark.runner import Settings, run_benchmark
 from glns.benchmark.solvers import BASELINE_NAMES, GLNS_SOLVERS, SolverSpec, parse_solver
 from glns.problems import PROBLEM_KINDS
@@ -69,13 +72,25 @@ def _solvers(names: list[str], suite: str = "synthetic") -> tuple[list[SolverSpe
 
 def _groups(args: argparse.Namespace) -> list[suites.Group]:
     if args.suite in ("synthetic", "paper"):
+        if args.every is not None:
+            raise ValueError("--every selects files of the library suite")
         return suites.synthetic_groups(args.problems, args.sizes, args.instances)
     roundings = ["nint", "exact"] if args.rounding == "both" else [args.rounding]
     groups = []
     for rounding in roundings:
         groups += suites.library_groups(args.libraries, args.data, args.sets, rounding,
-                                        args.max_nodes, args.instances)
+                                        args.max_nodes, args.instances, args.every)
     return groups
+
+
+def _budget_note(spec: SolverSpec, settings: Settings) -> str:
+    """What a baseline's row title adds about its budget ("5 s", "10 runs", "2.4 s per 100")."""
+    if spec.kind != "baseline":
+        return ""
+    if settings.scaled(spec):
+        word = "cities" if spec.problems == ("tsp",) else "customers"
+        return f" {settings.time_per_100:g} s per 100 {word}"
+    return {"time": f" {settings.time_limit:g} s", "runs": f", {settings.lkh_runs} runs"}.get(spec.budget, "")
 
 
 def _previous(out: Path, document: dict[str, Any]) -> dict[tuple[str, str], list[dict]]:
@@ -83,9 +98,11 @@ def _previous(out: Path, document: dict[str, Any]) -> dict[tuple[str, str], list
     if not (out / "results.json").exists():
         return {}
     old = report.read_results(out)
-    # workers and the kill deadline change where and how runs go, not what they compute
+    # workers and the kill deadline change where and how runs go, not what they compute; a
+    # setting left at None is the same as one an older record does not have (time_per_100)
     def identity(doc: dict[str, Any]) -> tuple:
-        settings = {k: v for k, v in doc.get("settings", {}).items() if k not in ("workers", "task_timeout")}
+        settings = {k: v for k, v in doc.get("settings", {}).items()
+                    if k not in ("workers", "task_timeout") and v is not None}
         return doc.get("suite"), settings, doc.get("groups")
 
     if identity(old) != identity(document):
@@ -98,6 +115,13 @@ def _previous(out: Path, document: dict[str, Any]) -> dict[tuple[str, str], list
 
 
 def cmd_bench(args: argparse.Namespace) -> int:
+    if args.suite == "compare":
+        return compare.cmd_compare(args.paths, args.tolerance)
+    if args.paths:
+        raise ValueError(f"unexpected arguments {' '.join(args.paths)} (only 'glns bench compare' takes paths)")
+    if args.time_per_100 is not None and (args.time_limit is not None or args.glns_time_limit is not None):
+        raise ValueError("--time-per-100 sets the time of glns and of the time-based baselines; "
+                         "leave out --time-limit and --glns-time-limit")
     if args.quick:
         args.instances = args.instances or QUICK["instances"]
         args.sizes = args.sizes or QUICK["sizes"]
@@ -108,14 +132,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
     args.problems = args.problems or (["tsp", "cvrp"] if args.suite == "paper" else list(PROBLEM_KINDS))
     settings = Settings(iterations=args.iterations or 500, time_limit=args.time_limit or 5.0,
                         lkh_runs=args.lkh_runs, glns_time_limit=args.glns_time_limit, seed=args.seed, workers=args.workers,
-                        task_timeout=args.task_timeout)
+                        task_timeout=args.task_timeout, time_per_100=args.time_per_100)
     specs, skipped = _solvers(args.solvers or DEFAULT_SOLVERS[args.suite], args.suite)
     for name, why in skipped.items():
         _log(f"glns bench: skipping {name}: {why}")
     groups = _groups(args)
     out = Path(args.out or f"glns-bench/{args.suite}-{time.strftime('%Y%m%d-%H%M%S')}")
-    budget_note = {"time": f" {settings.time_limit:g} s", "runs": f", {settings.lkh_runs} runs"}
-    labels = {s.name: s.label + (budget_note.get(s.budget, "") if s.kind == "baseline" else "") for s in specs}
+    labels = {s.name: s.label + _budget_note(s, settings) for s in specs}
     document: dict[str, Any] = {
         "format": report.FORMAT, "suite": args.suite, "created": report.timestamp(),
         "command": "glns " + " ".join(shlex.quote(a) for a in args.argv),
@@ -152,6 +175,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         report.write_outputs(out, document, markdown, report.csv_text(summaries, labels))
         return markdown
 
+    for g in groups:
+        for note in g.notes:
+            _log(f"glns bench: {g.name}: {note}")
     _log(f"glns bench {args.suite}: {len(groups)} groups x {len(specs)} solvers, "
          f"{sum(len(g) for g in groups)} instances; results in {out}")
     run_benchmark(groups, specs, settings, done=done, on_batch=save, progress=not args.no_progress)
@@ -165,9 +191,11 @@ def add_bench_parser(sub: argparse._SubParsersAction) -> None:
     """Register ``glns bench`` on the CLI's subparsers."""
     b = sub.add_parser("bench", help="benchmark glns and baseline solvers (tables, CSV, JSON)",
                        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    b.add_argument("suite", choices=["synthetic", "library", "paper"], nargs="?", default="synthetic",
+    b.add_argument("suite", choices=["synthetic", "library", "paper", "compare"], nargs="?", default="synthetic",
                    help="synthetic: the paper's test sets; library: TSPLIB/CVRPLIB files; "
-                        "paper: the paper's main table (TSP and CVRP, sizes 10-200) side by side")
+                        "paper: the paper's main table (TSP and CVRP, sizes 10-200) side by side; "
+                        "compare DIR_A DIR_B: runs of B worse than A's on the same instance")
+    b.add_argument("paths", nargs="*", help=argparse.SUPPRESS)
     b.add_argument("--solvers", nargs="+",
                    help="default, paper, standard, module:PATH, population:PATH, ortools, pyvrp, lkh, "
                         "alns, 'baselines' (all installed) or 'all' (default: default paper; "
@@ -179,6 +207,9 @@ def add_bench_parser(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--time-limit", type=float, help="seconds per run of OR-Tools and PyVRP (default 5)")
     b.add_argument("--lkh-runs", type=int, default=10, help="LKH-3 runs per instance (default 10)")
     b.add_argument("--glns-time-limit", type=float, help="run glns for this many seconds instead of --iterations")
+    b.add_argument("--time-per-100", type=float, metavar="S",
+                   help="every run of glns, OR-Tools, PyVRP and LKH-3 gets S x n/100 seconds, n = customers "
+                        "(TSP: cities); the kill deadline follows (2 x that + 60 s). alns keeps --iterations")
     b.add_argument("--seed", type=int, default=0, help="master seed (instance i runs with run_seed(seed, i))")
     b.add_argument("--workers", type=int, help="processes, one run each (default: all cores)")
     b.add_argument("--task-timeout", type=float, help="kill a run after this many seconds (recorded as failed)")
@@ -191,9 +222,16 @@ def add_bench_parser(sub: argparse._SubParsersAction) -> None:
     b.add_argument("--no-progress", action="store_true", help="no progress lines on stderr")
     lib = b.add_argument_group("library suite")
     lib.add_argument("--data", help="folder with tsplib/ and cvrplib/ (default ../shared/data or $GLNS_DATA)")
-    lib.add_argument("--libraries", nargs="+", choices=["tsplib", "cvrplib"], default=["tsplib", "cvrplib"])
+    lib.add_argument("--libraries", nargs="+", choices=list(suites.LIBRARIES), default=["tsplib", "cvrplib"],
+                     help="tsplib, cvrplib (set X: cvrplib/X and large/X), xxl (large/XXL), "
+                          "tsp-large (large/TSP) (default: tsplib cvrplib)")
     lib.add_argument("--sets", nargs="+", choices=list(suites.CVRPLIB_SETS), default=list(suites.CVRPLIB_SETS))
     lib.add_argument("--rounding", choices=["nint", "exact", "both"], default="nint",
                      help="nint: the libraries' convention (default); exact: raw coordinates")
     lib.add_argument("--max-nodes", type=int, help="skip files with more nodes")
+    lib.add_argument("--every", type=int, metavar="K",
+                     help="every K-th file by size per group (positions 0, K, 2K, ... sorted by DIMENSION, name)")
+    cmp = b.add_argument_group("compare")
+    cmp.add_argument("--tolerance", type=float, default=1e-9,
+                     help="relative difference of costs below which two runs count as equal (default 1e-9)")
     b.set_defaults(func=cmd_bench)

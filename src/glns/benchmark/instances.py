@@ -5,8 +5,9 @@ can rebuild exactly that instance:
 
 - ``paper:<problem>:<n>:<index>`` -- instance ``index`` of the paper's test set of size ``n``
   (:func:`glns.datasets.paper_instances`, bit-identical to the shared ``synthetic/`` files).
-- ``file:<rounding>:<problem>:<path>`` -- a TSPLIB / CVRPLIB file read by
-  :func:`glns.datasets.read` with that rounding (``nint`` or ``exact``) and problem.
+- ``file:<rounding>:<problem>:<path>`` -- a TSPLIB / CVRPLIB file read by :func:`read_file`
+  (:func:`glns.datasets.read`, and CEIL_2D files) with that rounding (``nint`` or ``exact``) and
+  problem.
 """
 
 from __future__ import annotations
@@ -14,10 +15,12 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-from glns import datasets
-from glns.problems import Problem
+import numpy as np
 
-__all__ = ["paper_locator", "file_locator", "load_instance"]
+from glns import datasets
+from glns.problems import Problem, euclidean_distances, problem_class
+
+__all__ = ["paper_locator", "file_locator", "load_instance", "read_file", "header_field"]
 
 
 def paper_locator(problem: str, n: int, index: int) -> str:
@@ -28,6 +31,45 @@ def paper_locator(problem: str, n: int, index: int) -> str:
 def file_locator(path: str | Path, rounding: str, problem: str) -> str:
     """The locator of a benchmark file read with ``rounding`` as ``problem``."""
     return f"file:{rounding}:{problem}:{Path(path).resolve()}"
+
+
+def header_field(path: str | Path, key: str) -> str | None:
+    """The value of ``key`` (e.g. "DIMENSION") in a TSPLIB/VRPLIB file's header, read without
+    parsing the whole file; None when the header (everything before the first SECTION) has none."""
+    with open(path, encoding="utf-8", errors="replace") as fh:
+        for line in fh:
+            name, _, value = line.partition(":")
+            if name.strip().upper() == key:
+                return value.strip()
+            if "SECTION" in line:
+                break
+    return None
+
+
+def read_file(path: str | Path, rounding: str = "nint", problem: str | None = None) -> Problem:
+    """An instance file as :func:`glns.datasets.read` reads it; CEIL_2D files too.
+
+    datasets.read takes EUC_2D and EXPLICIT files only; one of the large TSP files (dsj1000) is
+    CEIL_2D, whose library convention rounds every edge up, so its best-known value is for
+    ``ceil`` distances. rounding "nint" (the library convention) reads it so; "exact" raw.
+    """
+    if (header_field(path, "EDGE_WEIGHT_TYPE") or "").upper() != "CEIL_2D":
+        return datasets.read(path, rounding=rounding, problem=problem)  # type: ignore[arg-type]
+    if rounding not in ("nint", "exact"):
+        raise ValueError(f"rounding must be 'nint' or 'exact', got {rounding!r}")
+    import vrplib
+
+    path = Path(path)
+    inst = vrplib.read_instance(path, compute_edge_weights=False)
+    coords = np.asarray(inst["node_coord"], dtype=np.float64)
+    dist = euclidean_distances(coords)
+    if rounding == "nint":
+        dist = np.ceil(dist)
+    kind = problem or ("cvrp" if "demand" in inst else "tsp")
+    if kind != "tsp" and np.asarray(inst.get("depot", [0])).ravel().tolist() != [0]:
+        raise ValueError(f"{path.name}: the depot must be node 1 (only)")
+    return problem_class(kind).from_parts(coords, dist, inst.get("demand"), inst.get("capacity"),
+                                          name=str(inst.get("name") or path.stem))
 
 
 @functools.lru_cache(maxsize=16)
@@ -52,5 +94,5 @@ def load_instance(locator: str) -> Problem:
         if len(parts) != 3:
             raise ValueError(f"bad instance locator {locator!r}; expected file:<rounding>:<problem>:<path>")
         rounding, problem, path = parts
-        return datasets.read(path, rounding=rounding, problem=problem)  # type: ignore[arg-type]
+        return read_file(path, rounding, problem)
     raise ValueError(f"bad instance locator {locator!r}; expected paper:... or file:...")

@@ -32,7 +32,8 @@ def summarise(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
 
     mean_cost, mean_reference: over the runs that succeeded (and, for the reference, have one);
     group_reference: mean reference of all the group's instances (None if one has none).
-    gap_of_means: 100 (mean_cost / mean_reference - 1); mean_gap: mean of the per-instance gaps.
+    gap_of_means: 100 (mean_cost / mean_reference - 1); mean_gap: mean of the per-instance gaps
+    (over ``gaps`` runs).
     mean_seconds: wall time per run in its worker; batch_seconds: wall time of the whole batch.
     """
     order: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
@@ -56,7 +57,7 @@ def summarise(records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
             "mean_cost": mean_cost, "mean_reference": ref_mean,
             "group_reference": float(np.mean(all_refs)) if len(all_refs) == len(runs) else None,
             "gap_of_means": 100.0 * (cost_on_ref / ref_mean - 1.0) if ref_mean else None,
-            "mean_gap": float(np.mean(gaps)) if gaps else None,
+            "mean_gap": float(np.mean(gaps)) if gaps else None, "gaps": len(gaps),
             "mean_seconds": float(np.mean([r["seconds"] for r in ok])) if ok else None,
             "mean_iterations": float(np.mean(iters)) if iters else None,
             "batch_seconds": runs[0].get("batch_seconds"), "not_k": not_k,
@@ -149,6 +150,10 @@ def _library_table(summaries: Sequence[Mapping[str, Any]], labels: Mapping[str, 
             row.append("–" if s is None else f"{_gap(s['mean_gap'])} %, {_seconds(s['mean_seconds'])}{_flags(s)}")
         row += [f"{vals[g]:+.1f} %" if g in vals else "–" for vals in extras.values()]
         rows.append(row)
+    if len(groups) > 1:
+        rows.append(["all", str(sum(next(s for s in summaries if s["group"] == g)["instances"] for g in groups)),
+                     *(_overall([s for s in summaries if s["solver"] == solver]) for solver in solvers),
+                     *("–" for _ in extras)])
     header = ["set", "files", *[labels.get(s, s) for s in solvers], *extras]
     blocks = ["Mean gap to the best-known value (per file), mean wall time per file\n\n" + _table(header, rows)]
     if any(s["not_k"] for s in summaries):
@@ -156,6 +161,16 @@ def _library_table(summaries: Sequence[Mapping[str, Any]], labels: Mapping[str, 
                       "fix the fleet at exactly k and their best-known values respect it; glns's "
                       "fleet is unlimited (as in the paper), so such runs can go below them.")
     return "\n\n".join(blocks) + "\n"
+
+
+def _overall(mine: Sequence[Mapping[str, Any]]) -> str:
+    """A solver's cell over all its groups: mean gap over every file with one, mean time."""
+    gaps = sum(s.get("gaps", 0) for s in mine)
+    solved = sum(s["solved"] for s in mine)
+    gap = sum(s["mean_gap"] * s["gaps"] for s in mine if s.get("gaps")) / gaps if gaps else None
+    secs = sum(s["mean_seconds"] * s["solved"] for s in mine if s["solved"]) / solved if solved else None
+    failed = sum(s["failed"] for s in mine)
+    return f"{_gap(gap)} %, {_seconds(secs)}" + (f" [{failed} failed]" if failed else "")
 
 
 def _problem_table(problem: str, mine: Sequence[Mapping[str, Any]], labels: Mapping[str, str],

@@ -2,11 +2,13 @@
 
 Decisions:
 
-- Every run of every solver goes through one process pool (:func:`glns.batch.make_executor`):
-  glns configurations via :func:`glns.solve_many` (instance i of a group runs with seed
-  ``glns.rng.run_seed(seed, i)``), baselines via :func:`glns.benchmark.baselines.run_baseline`
-  with the same seed (below 2**31, which every baseline accepts). One run per core at a time, so
-  time-limited solvers get a whole core each.
+- Every run of every solver goes through a process pool (:func:`glns.batch.make_executor`, a
+  fresh one per (group, solver) batch): glns configurations via :func:`glns.solve_many`
+  (instance i of a group runs with seed ``glns.rng.run_seed(seed, i)``, i its position in the
+  whole group before ``--every``; with budgets per instance, ``--time-per-100``, or with
+  ``--every``, through solve_many's task functions, one task per instance), baselines via
+  :func:`glns.benchmark.baselines.run_baseline` with the same seed (below 2**31, which every
+  baseline accepts). One run per core at a time, so time-limited solvers get a whole core each.
 - Costs are never taken from a solver's word: every returned solution is checked with
   ``problem.check`` and costed with ``problem.cost``; an infeasible one becomes a failed run.
 - A failed run (crash, timeout, infeasible answer) is recorded with its error and left out of
@@ -26,13 +28,15 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from glns.batch import make_executor, solve_many
-from glns.batch.solve_many import TaskFailure
+from glns.batch.solve_many import NO_DEADLINE, RETRYABLE, TaskFailure
 from glns.benchmark.solvers import SolverSpec
 from glns.benchmark.suites import Group
-from glns.executors import check_workers
+from glns.executors import check_workers, usable_cores
+from glns.params import SolveParams
 from glns.problems import Problem
 from glns.result import Result
 from glns.rng import run_seed
+from glns.sandbox.evaluation import failure_message, operator_wires, solve_task, solve_tasks
 
 __all__ = ["Settings", "run_benchmark", "baseline_task", "glns_curve", "operator_stats"]
 
@@ -50,7 +54,10 @@ class Settings:
     glns_time_limit: if set, glns configurations run for this many seconds instead of
     ``iterations``. seed: master seed. workers: processes (None: all cores).
     task_timeout: seconds after which a run is killed and recorded as failed (None: twice the
-    time limit plus a minute for time-limited runs, no limit for the others).
+    run's time limit plus a minute for time-limited runs, no limit for the others).
+    time_per_100: if set, every glns configuration and every time- or runs-based baseline
+    (OR-Tools, PyVRP, LKH-3) runs for ``time_per_100 * n / 100`` seconds on an instance of n
+    customers (TSP: cities), instead of the budgets above (alns keeps ``iterations``).
     """
 
     iterations: int = 500
@@ -60,22 +67,41 @@ class Settings:
     seed: int = 0
     workers: int | None = None
     task_timeout: float | None = None
+    time_per_100: float | None = None
 
     def __post_init__(self) -> None:
         check_workers(self.workers)   # before any instance is loaded or solver started
+        if self.time_per_100 is not None and not (self.time_per_100 > 0 and math.isfinite(self.time_per_100)):
+            raise ValueError(f"time_per_100 must be a finite number of seconds > 0, got {self.time_per_100!r}")
 
-    def budget_of(self, spec: SolverSpec) -> dict[str, Any]:
-        """The budget arguments of one run of ``spec``."""
+    def scaled(self, spec: SolverSpec) -> bool:
+        """Whether ``spec``'s runs get the size-proportional budget (``time_per_100``)."""
+        return self.time_per_100 is not None and (spec.kind == "glns" or spec.budget in ("time", "runs"))
+
+    def budget_of(self, spec: SolverSpec, n: int | None = None) -> dict[str, Any]:
+        """The budget arguments of one run of ``spec`` on an instance of ``n`` customers. Under
+        ``time_per_100`` and without ``n``, the rule itself: ``{"time_per_100": seconds}``."""
+        if self.scaled(spec):
+            assert self.time_per_100 is not None
+            return {"time_per_100": self.time_per_100} if n is None else {"time_limit": self.time_per_100 * n / 100}
         if spec.kind == "glns":
             return {"time_limit": self.glns_time_limit} if self.glns_time_limit else {"iterations": self.iterations}
         if spec.budget == "runs":     # LKH: its restarts, not the iterations of an LNS
             return {"iterations": self.lkh_runs}
         return {"time_limit": self.time_limit} if spec.budget == "time" else {"iterations": self.iterations}
 
-    def expected_seconds(self, spec: SolverSpec) -> float | None:
-        """Seconds one run takes by its budget, when the budget is a time (else None)."""
-        budget = self.budget_of(spec)
-        return budget.get("time_limit")
+    def expected_seconds(self, spec: SolverSpec, n: int | None = None) -> float | None:
+        """Seconds one run on ``n`` customers takes by its budget, when it is a time (else None)."""
+        if self.scaled(spec) and n is None:
+            return None
+        return self.budget_of(spec, n).get("time_limit")
+
+    def timeout_of(self, budget: dict[str, Any]) -> float | None:
+        """The kill deadline of a run with this budget: ``task_timeout``, else twice its time
+        limit plus a minute (a time budget scales its deadline with it), else None."""
+        if self.task_timeout is not None:
+            return self.task_timeout
+        return 2 * budget["time_limit"] + 60 if "time_limit" in budget else None
 
 
 def glns_curve(result: Result) -> dict[str, list]:
@@ -152,8 +178,8 @@ class Progress:
     def start_batch(self, index: int) -> None:
         self.index, self.batch_t0, self.done, self.failed = index, time.monotonic(), 0, 0
 
-    def _estimate(self, spec: SolverSpec) -> float:
-        fixed = self.settings.expected_seconds(spec)
+    def _estimate(self, spec: SolverSpec, n: int | None = None) -> float:
+        fixed = self.settings.expected_seconds(spec, n)
         if fixed is not None:
             return fixed
         seen = self.per_task.get(spec.name) or [x for v in self.per_task.values() for x in v]
@@ -168,7 +194,8 @@ class Progress:
         self.per_task[spec.name] = [elapsed * min(self.workers, len(group)) / self.done]
         left = len(group) - self.done
         eta = elapsed / self.done * left
-        rest = sum(len(g) * self._estimate(s) for g, s in self.batches[self.index + 1:]) / self.workers
+        rest = sum(self._estimate(s, p.n_customers) for g, s in self.batches[self.index + 1:]
+                   for p in g.instances) / self.workers
         fail = f", {self.failed} failed" if self.failed else ""
         line = (f"[{self.index + 1}/{len(self.batches)}] {group.name} {spec.name}: {self.done}/{len(group)}"
                 f"{fail}, {elapsed:.0f} s, ETA {_duration(eta)} (all: {_duration(eta + rest)})")
@@ -214,13 +241,16 @@ def _failure_tracker(on_task: Callable[[bool], None]) -> Callable[[int, int, int
 
 def _run_glns(ex: Any, group: Group, spec: SolverSpec, settings: Settings,
               on_task: Callable[[bool], None]) -> list[dict]:
-    budget = settings.budget_of(spec)
-    results = solve_many(group.instances, spec.destroy, spec.repair, seed=settings.seed, params=spec.params,
-                         executor=ex, errors="return", task_timeout=settings.task_timeout,
-                         progress=_failure_tracker(on_task), **budget)
+    budgets = [settings.budget_of(spec, p.n_customers) for p in group.instances]
+    seeds = [run_seed(settings.seed, k) for k in group.seed_positions()]
+    if all(b == budgets[0] for b in budgets) and group.positions is None:
+        results = solve_many(group.instances, spec.destroy, spec.repair, seed=settings.seed, params=spec.params,
+                             executor=ex, errors="return", task_timeout=settings.timeout_of(budgets[0]),
+                             progress=_failure_tracker(on_task), **budgets[0])
+    else:
+        results = _solve_each(ex, group, spec, settings, budgets, seeds, on_task)
     records = []
-    for i, res in enumerate(results):
-        seed = run_seed(settings.seed, i)
+    for i, (res, seed) in enumerate(zip(results, seeds)):
         if isinstance(res, TaskFailure):
             records.append(_record(group, i, spec, seed, None, None, None, None, None,
                                    f"{res.status}: {res.error}"))
@@ -230,18 +260,55 @@ def _run_glns(ex: Any, group: Group, spec: SolverSpec, settings: Settings,
     return records
 
 
+def _solve_each(ex: Any, group: Group, spec: SolverSpec, settings: Settings, budgets: list[dict[str, Any]],
+                seeds: list[int], on_task: Callable[[bool], None]) -> list[Result | TaskFailure]:
+    """solve_many's runs (the same tasks) with a budget, deadline and seed per instance:
+    solve_many takes one budget per call and numbers the seeds 0, 1, ..., and a call per
+    instance would leave cores idle. A run whose worker died is run once more, as solve_many
+    does."""
+    params = spec.params if spec.params is not None else SolveParams()
+    wires = operator_wires(spec.destroy, spec.repair, {group.problem})
+    tasks = [solve_tasks([p], [s], wires, b.get("iterations"), params, b.get("time_limit"))[0]
+             for p, s, b in zip(group.instances, seeds, budgets)]
+    deadlines = [settings.timeout_of(b) or NO_DEADLINE for b in budgets]
+    final: list[Any] = [None] * len(tasks)
+    attempts = [0] * len(tasks)
+    pending = list(range(len(tasks)))
+    for attempt in range(2):
+        def on_result(j: int, res: Any, pending: list[int] = pending, last: bool = attempt == 1) -> None:
+            attempts[pending[j]] += 1
+            if res.ok or last or res.status not in RETRYABLE:
+                on_task(res.ok)
+
+        answers = ex.map(solve_task, [tasks[i] for i in pending], timeout=[deadlines[i] for i in pending],
+                         on_result=on_result)
+        for i, res in zip(pending, answers):
+            final[i] = res
+        pending = [i for i in pending if final[i].status in RETRYABLE]
+        if not pending:
+            break
+    out: list[Result | TaskFailure] = []
+    for i, res in enumerate(final):
+        if res.ok:
+            res.value.extra.update(task_seconds=res.seconds, attempts=attempts[i])
+            out.append(res.value)
+        else:
+            out.append(TaskFailure(i, seeds[i], res.status, failure_message(res, deadlines[i]), attempts[i]))
+    return out
+
+
 def _run_baseline(ex: Any, group: Group, spec: SolverSpec, settings: Settings,
                   on_task: Callable[[bool], None]) -> list[dict]:
-    budget = settings.budget_of(spec)
-    seeds = [run_seed(settings.seed, i) % BASELINE_SEED_BOUND for i in range(len(group))]
-    timeout = settings.task_timeout or (2 * budget["time_limit"] + 60 if "time_limit" in budget else 7 * 86400.0)
-    tasks = [(spec.name, p, budget, s) for p, s in zip(group.instances, seeds)]
-    answers = ex.map(baseline_task, tasks, timeout=timeout, on_result=lambda j, res: on_task(res.ok))
+    budgets = [settings.budget_of(spec, p.n_customers) for p in group.instances]
+    seeds = [run_seed(settings.seed, k) % BASELINE_SEED_BOUND for k in group.seed_positions()]
+    timeouts = [settings.timeout_of(b) or NO_DEADLINE for b in budgets]
+    tasks = [(spec.name, p, b, s) for p, b, s in zip(group.instances, budgets, seeds)]
+    answers = ex.map(baseline_task, tasks, timeout=timeouts, on_result=lambda j, res: on_task(res.ok))
     records = []
     for i, res in enumerate(answers):
-        if not res.ok:
+        if not res.ok:   # TaskResult has a message, not an error
             records.append(_record(group, i, spec, seeds[i], None, None, None, None, None,
-                                   f"{res.status}: {res.error}"))
+                                   f"{res.status}: {failure_message(res, timeouts[i])}"))
             continue
         run = res.value
         records.append(_record(group, i, spec, seeds[i], run.solution, float(run.seconds), run.iterations,
@@ -262,24 +329,26 @@ def run_benchmark(groups: Sequence[Group], solvers: Sequence[SolverSpec], settin
     done = dict(done or {})
     batches = [(g, s) for g in groups for s in solvers if s.solves(g.problem)]
     records: list[dict] = []
-    with make_executor("process", settings.workers) as ex:
-        report = Progress([(g, s) for g, s in batches if (g.name, s.name) not in done], settings,
-                          ex.workers, stream=stream, enabled=progress)
-        k = 0
-        for group, spec in batches:
-            if (group.name, spec.name) in done:
-                records.extend(done[group.name, spec.name])
-                continue
-            report.start_batch(k)
-            k += 1
-            t = time.perf_counter()
-            run = _run_glns if spec.kind == "glns" else _run_baseline
+    report = Progress([(g, s) for g, s in batches if (g.name, s.name) not in done], settings,
+                      settings.workers or usable_cores(), stream=stream, enabled=progress)
+    k = 0
+    for group, spec in batches:
+        if (group.name, spec.name) in done:
+            records.extend(done[group.name, spec.name])
+            continue
+        report.start_batch(k)
+        k += 1
+        t = time.perf_counter()
+        run = _run_glns if spec.kind == "glns" else _run_baseline
+        # a pool per batch: glns workers keep every instance they built, which on the XXL
+        # files (1 GB of distances each) must not pile up under the next solver's runs
+        with make_executor("process", settings.workers) as ex:
             batch = run(ex, group, spec, settings, report.task_done)
-            wall = time.perf_counter() - t
-            for r in batch:
-                r["batch_seconds"] = wall
-            records.extend(batch)
-            if on_batch is not None:
-                on_batch(group, spec, batch, wall)
+        wall = time.perf_counter() - t
+        for r in batch:
+            r["batch_seconds"] = wall
+        records.extend(batch)
+        if on_batch is not None:
+            on_batch(group, spec, batch, wall)
     return records
 

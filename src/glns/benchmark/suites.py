@@ -8,26 +8,33 @@ Two suites:
   PyVRP at 5 s for CVRP/OVRP). Needs no files.
 - ``library``: TSPLIB and CVRPLIB files (``shared/data/tsplib``, ``shared/data/cvrplib/<set>``)
   read with vrplib, grouped by set as in the paper's appendix, with the best-known values of
-  :func:`glns.datasets.best_known`. Needs the data folder.
+  :func:`glns.datasets.best_known`; set X also takes the n > 298 files of ``shared/data/large/X``.
+  The large folder adds the groups ``xxl`` (``large/XXL``, CVRP) and ``tsp-large``
+  (``large/TSP``), whose best-known values come from ``large/INDEX.csv``. Needs the data folder.
 """
 
 from __future__ import annotations
 
+import csv
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
 
 from glns import datasets
-from glns.benchmark.instances import file_locator, paper_locator
+from glns.benchmark.instances import file_locator, header_field, paper_locator, read_file
 from glns.problems import Problem
 
-__all__ = ["Group", "synthetic_groups", "library_groups", "find_library", "CVRPLIB_SETS",
-           "SYNTHETIC_SIZES"]
+__all__ = ["Group", "synthetic_groups", "library_groups", "find_library", "large_best_known",
+           "every_kth", "CVRPLIB_SETS", "LIBRARIES", "SYNTHETIC_SIZES"]
 
 SYNTHETIC_SIZES = (10, 20, 50, 100, 200)
 #: CVRPLIB sets in the paper's appendix order
 CVRPLIB_SETS = ("A", "B", "E", "F", "M", "P", "X")
+#: file libraries of the library suite: the paper's two, and two groups of the large folder
+LIBRARIES = ("tsplib", "cvrplib", "xxl", "tsp-large")
+#: large-folder library -> (its subfolder of ``large/``, group name, problem)
+_LARGE = {"xxl": ("XXL", "xxl", "cvrp"), "tsp-large": ("TSP", "tsp-large", "tsp")}
 
 
 @dataclass
@@ -36,7 +43,8 @@ class Group:
 
     name: e.g. "cvrp100" or "cvrplib-A". problem: "tsp", "cvrp" or "ovrp". instances, locators
     and references are parallel lists (reference None where the instance has none).
-    reference_label: what the references are.
+    reference_label: what the references are. positions: each instance's place in the whole
+    group it was selected from (``--every``), which picks its seed; None: 0, 1, 2, ...
     """
 
     suite: str
@@ -48,9 +56,15 @@ class Group:
     reference_label: str
     size: int | None = None
     notes: list[str] = field(default_factory=list)
+    positions: list[int] | None = None
 
     def __len__(self) -> int:
         return len(self.instances)
+
+    def seed_positions(self) -> list[int]:
+        """The index each instance's seed is drawn with (``run_seed(seed, index)``): its
+        position in the whole group, so a file keeps its seed whichever ``--every`` picks it."""
+        return list(self.positions) if self.positions is not None else list(range(len(self)))
 
 
 _SYNTHETIC_REFERENCE = {"tsp": "LKH-3 (elkai)", "cvrp": "best of OR-Tools and PyVRP, 5 s",
@@ -79,32 +93,66 @@ def synthetic_groups(problems: Sequence[str], sizes: Sequence[int] = SYNTHETIC_S
 
 
 def find_library(data_dir: str | os.PathLike | None = None) -> Path:
-    """The folder holding ``tsplib/`` and ``cvrplib/``: ``data_dir`` if given, else
-    :func:`glns.datasets.shared_data_dir`. Raises FileNotFoundError saying how to provide it."""
+    """The folder holding ``tsplib/``, ``cvrplib/`` and/or ``large/``: ``data_dir`` if given,
+    else :func:`glns.datasets.shared_data_dir`. Raises FileNotFoundError saying how to provide it."""
     base = Path(data_dir) if data_dir is not None else datasets.shared_data_dir()
-    if base is None or not ((base / "tsplib").is_dir() or (base / "cvrplib").is_dir()):
+    if base is None or not any((base / d).is_dir() for d in ("tsplib", "cvrplib", "large")):
         where = f"{data_dir}" if data_dir is not None else "../shared/data (or $GLNS_DATA)"
         raise FileNotFoundError(
             f"benchmark files not found in {where}: the library suite needs a folder with tsplib/ "
-            "and cvrplib/<set>/ (TSPLIB .tsp, CVRPLIB .vrp files); pass --data DIR or set GLNS_DATA")
+            "and cvrplib/<set>/ (TSPLIB .tsp, CVRPLIB .vrp files; large/ for xxl, tsp-large and "
+            "set X beyond n = 298); pass --data DIR or set GLNS_DATA")
     return base
 
 
-def _file_group(name: str, problem: str, files: list[Path], rounding: str,
-                max_nodes: int | None, count: int | None) -> Group | None:
-    instances, locators, refs = [], [], []
-    for path in sorted(files, key=lambda p: (_dimension(p), p.name)):
-        if max_nodes is not None and _dimension(path) > max_nodes:
-            continue
-        instances.append(datasets.read(path, rounding=rounding, problem=problem))  # type: ignore[arg-type]
-        locators.append(file_locator(path, rounding, problem))
-        refs.append(datasets.best_known(path.name.split(".")[0]))
-        if count is not None and len(instances) >= count:
-            break
-    if not instances:
+def large_best_known(base: Path) -> dict[str, float]:
+    """name -> best-known value of the files in ``base/large`` (its INDEX.csv: the cost stated in
+    each file's .sol, nint or, for CEIL_2D files, ceil distances); {} when there is no index."""
+    index = base / "large" / "INDEX.csv"
+    if not index.is_file():
+        return {}
+    with open(index, encoding="utf-8", newline="") as fh:
+        return {row["name"]: float(row["best_known"]) for row in csv.DictReader(fh) if row.get("best_known")}
+
+
+def every_kth(files: Sequence[Path], k: int | None) -> list[tuple[int, Path]]:
+    """Files sorted by size (DIMENSION, then name), and of those the ones at positions 0, k, 2k,
+    ... (all of them for k None or 1), with their positions: "every fourth instance by size" is
+    k = 4."""
+    if k is not None and k < 1:
+        raise ValueError(f"every must be at least 1, got {k}")
+    ordered = sorted(files, key=lambda p: (_dimension(p), p.name))
+    return list(enumerate(ordered))[::k or 1]
+
+
+def _file_group(name: str, problem: str, files: list[Path], rounding: str, max_nodes: int | None,
+                count: int | None, every: int | None = None,
+                extra_refs: dict[str, float] | None = None) -> Group | None:
+    """A group of the files (smallest first): at most max_nodes nodes, then every ``every``-th
+    of those, then the first ``count``; references from the shipped table, else extra_refs."""
+    small = [p for p in files if max_nodes is None or _dimension(p) <= max_nodes]
+    picked = every_kth(small, every)[:count]
+    if not picked:
         return None
+    chosen = [path for _, path in picked]
+    instances, locators, refs = [], [], []
+    for path in chosen:
+        instances.append(read_file(path, rounding, problem))
+        locators.append(file_locator(path, rounding, problem))
+        stem = path.name.split(".")[0]
+        ref = datasets.best_known(stem)
+        refs.append(ref if ref is not None else (extra_refs or {}).get(stem))
     label = "best-known (nint distances)"
-    group = Group("library", name, problem, instances, locators, refs, label)
+    group = Group("library", name, problem, instances, locators, refs, label,
+                  positions=[i for i, _ in picked] if every not in (None, 1) else None)
+    ceil = [p.stem for p in chosen if (header_field(p, "EDGE_WEIGHT_TYPE") or "").upper() == "CEIL_2D"]
+    if ceil and rounding == "nint":
+        group.notes.append(f"CEIL_2D file(s) {', '.join(ceil)}: distances rounded up, as their "
+                           "best-known values are")
+    missing = [p.stem for p, r in zip(chosen, refs) if r is None]
+    if missing:
+        group.notes.append(f"no best-known value for {len(missing)} file(s) ({', '.join(missing[:5])}"
+                           f"{', ...' if len(missing) > 5 else ''}): no gap for them")
     if rounding == "exact":
         group.notes.append("raw Euclidean distances; the best-known values use nint rounding, so "
                            "gaps are only indicative")
@@ -112,46 +160,72 @@ def _file_group(name: str, problem: str, files: list[Path], rounding: str,
 
 
 def _dimension(path: Path) -> int:
-    # DIMENSION from the header, without parsing the whole file; else from the name (A-n32-k5)
-    with open(path, encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            key, _, value = line.partition(":")
-            if key.strip().upper() == "DIMENSION":
-                return int(value.strip())
-            if "SECTION" in line:
-                break
-    raise ValueError(f"{path}: no DIMENSION in the header")
+    # DIMENSION from the header, without parsing the whole file
+    value = header_field(path, "DIMENSION")
+    if value is None:
+        raise ValueError(f"{path}: no DIMENSION in the header")
+    return int(value)
 
 
 def library_groups(which: Sequence[str] = ("tsplib", "cvrplib"), data_dir: str | os.PathLike | None = None,
                    sets: Sequence[str] = CVRPLIB_SETS, rounding: str = "nint",
-                   max_nodes: int | None = None, count: int | None = None) -> list[Group]:
-    """Groups of TSPLIB files (one group) and CVRPLIB files (one group per set).
+                   max_nodes: int | None = None, count: int | None = None,
+                   every: int | None = None) -> list[Group]:
+    """Groups of TSPLIB files (one group), CVRPLIB files (one group per set) and the large
+    folder's XXL and TSP files (one group each).
 
-    which: "tsplib" and/or "cvrplib". sets: CVRPLIB sets to include. rounding: "nint" (the
-    libraries' convention; gaps to the best-known values are exact) or "exact" (raw coordinates).
-    max_nodes: skip files with a larger DIMENSION. count: at most this many files per group
-    (smallest first). Raises FileNotFoundError when the data folder is missing and ValueError
-    for unknown names.
+    which: any of :data:`LIBRARIES`. sets: CVRPLIB sets to include; set X is ``cvrplib/X`` and
+    ``large/X`` together (a note says so when ``large/X`` is missing). rounding: "nint" (the
+    libraries' convention; gaps to the best-known values are exact) or "exact" (raw
+    coordinates). max_nodes: skip files with a larger DIMENSION. every: of the files left,
+    sorted by size, those at positions 0, every, 2 every, ... count: at most this many files
+    per group (smallest first). Raises FileNotFoundError when the data folder (or the large
+    folder a library needs) is missing and ValueError for unknown names.
     """
-    unknown = [w for w in which if w not in ("tsplib", "cvrplib")]
+    unknown = [w for w in which if w not in LIBRARIES]
     if unknown:
-        raise ValueError(f"unknown benchmark library {unknown[0]!r}; expected tsplib or cvrplib")
+        raise ValueError(f"unknown benchmark library {unknown[0]!r}; expected one of {', '.join(LIBRARIES)}")
     bad_sets = [s for s in sets if s not in CVRPLIB_SETS]
     if bad_sets:
         raise ValueError(f"unknown CVRPLIB set {bad_sets[0]!r}; sets are {', '.join(CVRPLIB_SETS)}")
     if rounding not in ("nint", "exact"):
         raise ValueError(f"rounding must be 'nint' or 'exact', got {rounding!r}")
     base = find_library(data_dir)
+    large = base / "large"
+    index = large_best_known(base)
     suffix = "" if rounding == "nint" else "-exact"
     groups: list[Group | None] = []
+
+    def add(name: str, problem: str, files: list[Path], notes: Sequence[str] = ()) -> None:
+        group = _file_group(f"{name}{suffix}", problem, files, rounding, max_nodes, count, every, index)
+        if group is not None:
+            group.notes[:0] = notes
+            if every not in (None, 1):
+                group.notes.insert(0, f"every {every}-th file by size (positions 0, {every}, "
+                                      f"{2 * every}, ... of the files sorted by DIMENSION, name)")
+        groups.append(group)
+
     if "tsplib" in which:
-        groups.append(_file_group(f"tsplib{suffix}", "tsp", list((base / "tsplib").glob("*.tsp")),
-                                  rounding, max_nodes, count))
+        add("tsplib", "tsp", list((base / "tsplib").glob("*.tsp")))
     if "cvrplib" in which:
         for s in sets:
-            groups.append(_file_group(f"cvrplib-{s}{suffix}", "cvrp", list((base / "cvrplib" / s).glob("*.vrp")),
-                                      rounding, max_nodes, count))
+            files, notes = list((base / "cvrplib" / s).glob("*.vrp")), []
+            if s == "X":
+                if (large / "X").is_dir():
+                    files += list((large / "X").glob("*.vrp"))
+                else:
+                    notes.append(f"{large / 'X'} not found: set X has only the files of cvrplib/X "
+                                 "(n <= 298 in the shared data)")
+            add(f"cvrplib-{s}", "cvrp", files, notes)
+    for lib in (w for w in which if w in _LARGE):
+        folder, name, problem = _LARGE[lib]
+        if not (large / folder).is_dir():
+            raise FileNotFoundError(f"{large / folder} not found: --libraries {lib} needs the large "
+                                    "benchmark files (shared/data/large, see its README.md)")
+        if not index:
+            raise FileNotFoundError(f"{large / 'INDEX.csv'} not found: it holds the best-known "
+                                    f"values of the {lib} files")
+        add(name, problem, list((large / folder).glob("*.vrp")))
     found = [g for g in groups if g is not None]
     if not found:
         raise FileNotFoundError(f"no benchmark files matched in {base} (which={list(which)}, "

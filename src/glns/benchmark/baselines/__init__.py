@@ -7,7 +7,8 @@ ortools   OR-Tools routing, GLS          time       tsp, cvrp, ovrp (time_limit 
 pyvrp     PyVRP (HGS)                    time       tsp, cvrp, ovrp (time_limit and/or
                                                     iterations; iterations alone is
                                                     reproducible)
-lkh       LKH-3 through elkai            runs       tsp (iterations = LKH runs, default 10)
+lkh       LKH-3 through elkai            runs       tsp (iterations = LKH runs, default 10;
+                                                    or time_limit: seconds, any number of runs)
 alns      alns + glns seed operators     iterations tsp, cvrp, ovrp (iterations required;
                                                     time_limit optional, stops earlier)
 ========  =============================  =========  ======================================
@@ -104,9 +105,11 @@ def run_baseline(name: str, problem: Problem, *, time_limit: float | None = None
     """Solve ``problem`` with baseline ``name`` and return the run.
 
     Budgets: ortools needs ``time_limit``; pyvrp takes ``time_limit`` and/or ``iterations``
-    (whichever ends first); lkh maps ``iterations`` to LKH runs (default 10) and ignores
-    ``time_limit``; alns needs ``iterations`` (``time_limit`` may end it earlier). ortools and
-    lkh take no seed (deterministic; ``seed`` is ignored and ``info`` says so).
+    (whichever ends first); lkh maps ``iterations`` to LKH runs (default 10), or with
+    ``time_limit`` runs for that many seconds (runs unlimited unless ``iterations`` is given;
+    then it takes ``seed`` too); alns needs ``iterations`` (``time_limit`` may end it earlier).
+    ortools, and lkh without a time limit, take no seed (deterministic; ``seed`` is ignored and
+    ``info`` says so).
 
     Raises ValueError for an unknown name, a problem kind the baseline does not solve, or a
     missing/invalid budget; ImportError (with the install hint) when the package is missing;
@@ -135,7 +138,7 @@ def run_baseline(name: str, problem: Problem, *, time_limit: float | None = None
     if name == "lkh":
         from glns.benchmark.baselines import lkh
 
-        return lkh.solve(problem, iterations, version)
+        return lkh.solve(problem, iterations, version, time_limit=time_limit, seed=seed)
     from glns.benchmark.baselines import alns_seeds
 
     return alns_seeds.solve(problem, iterations, time_limit, seed, version)  # type: ignore[arg-type]
