@@ -5,7 +5,7 @@ generates a uniform instance (``glns.datasets.generate(problem, n, seed)``), pre
 copy of it (``problem.core``) and runs ``glns.solve(problem, time_limit=T, seed=seed)`` with the
 default portfolio. Per size:
 
-- generate s: building the instance (its n x n distance matrix included);
+- generate s: building the instance (coordinates; the core computes distances on demand);
 - core s: ``problem.core`` (the core's private copy);
 - solve s / overhead s: the whole ``glns.solve`` call, and what it spends outside its
   iterations (initial solution, per-run set-up);
