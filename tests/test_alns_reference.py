@@ -26,6 +26,8 @@ PARAMS = {
     "aggressive": glns.SolveParams(scores=SIGMA_AGGRESSIVE, destroy_fraction=0.35,
                                    temperature=AutoTemperature(worse=0.05, accept=0.3)),
     "k-range": glns.SolveParams(destroy_fraction=(0.05, 0.4), max_destroy=6),
+    "per-node-scaled": glns.SolveParams(temperature=AutoTemperature(reference_nodes=5),
+                                        large_destroy=(10, 3)),
 }
 
 

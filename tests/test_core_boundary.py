@@ -77,8 +77,11 @@ def test_solve_params_build_the_settings():
     assert (s.temperature.worse, s.temperature.accept, s.temperature.end_ratio) == (0.01, 0.5, 0.01)
     fixed = SolveParams.paper().to_core(50, no_improvement=5)
     assert isinstance(fixed.temperature, FixedSchedule) and fixed.temperature.alpha == 0.97
-    assert FixedTemperature(3.0, 0.5).to_core().t0 == 3.0
-    assert AutoTemperature(0.02).to_core().worse == 0.02
+    assert FixedTemperature(3.0, 0.5).to_core(1000).t0 == 3.0
+    assert AutoTemperature(0.02).to_core(50).worse == 0.02
+    # above reference_nodes the fraction is of the cost of reference_nodes customers
+    assert AutoTemperature(0.02).to_core(200).worse == 0.02 * 50 / 200
+    assert AutoTemperature(0.02, reference_nodes=None).to_core(200).worse == 0.02
 
 
 def test_the_loop_takes_only_run_settings():

@@ -428,10 +428,21 @@ def test_destroy_range_draws_every_count_in_range(fraction, cap, expected):
     (dict(destroy_fraction=(0.1, 0.2, 0.3)), "got (0.1, 0.2, 0.3)"),
     (dict(max_destroy=0), "max_destroy must be a positive integer or None, got 0"),
     (dict(max_destroy=2.5), "max_destroy must be a positive integer or None, got 2.5"),
+    (dict(large_destroy=(400,)), "large_destroy must be (n0, cap)"),
+    (dict(large_destroy=(400, 0)), "large_destroy must be (n0, cap)"),
 ])
 def test_destroy_range_validation(kwargs, message):
     with pytest.raises(ValueError, match=re.escape(message)):
         SolveParams(**kwargs)
+
+
+def test_large_destroy_caps_k_from_its_size_on():
+    params = SolveParams(destroy_fraction=(0.2, 0.6), max_destroy=60, large_destroy=(400, 30))
+    assert params.destroy_range(399) == (60, 60)
+    assert params.destroy_range(400) == (30, 30)
+    assert params.destroy_range(1000) == (30, 30)
+    assert SolveParams(large_destroy=None).destroy_range(1000) == (60, 60)
+    assert SolveParams.paper().destroy_range(1000) == (200, 200)   # the paper's preset: no caps
 
 
 def test_public_namespace():

@@ -97,7 +97,7 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
         T, alpha = temp.t0, temp.alpha
     else:
         scale = reference_cost(problem, seed ^ _REFERENCE_SEED_XOR)
-        T = -temp.worse * scale / math.log(temp.accept)
+        T = -temp.to_core(problem.n_customers).worse * scale / math.log(temp.accept)
         alpha = temp.end_ratio ** (1.0 / iterations) if T > 0 and iterations > 0 else 1.0
     t0 = T
     best_curve, cur_curve = [], []
