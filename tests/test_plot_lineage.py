@@ -19,6 +19,7 @@ import pytest
 from glns import cli
 from glns.evolution.lineage import lineage_from_events, lineage_text, read_lineage
 from glns.evolution.rundir import read_events
+from offline_runs import small_evolution_config
 
 PNG = b"\x89PNG\r\n\x1a\n"
 ACTION_PARENTS = {"seed": 0, "i1": 0, "i2": 0, "m1": 1, "m2": 1, "c1": 2, "c2": 2}
@@ -35,19 +36,13 @@ needs_mpl = pytest.mark.skipif(not HAVE_MPL, reason="needs matplotlib")
 @pytest.fixture(scope="module")
 def run_dir(tmp_path_factory) -> Path:
     """A small offline run: 3 cycles of 2 episodes, then resumed and extended to a 4th."""
-    from glns.evolution import Evolution, EvolutionConfig
+    from glns.evolution import Evolution
     from glns.llm import LLMConfig
     from glns.offline_llm import OfflineLLMServer
-    from glns.sandbox import CheckConfig
 
     path = tmp_path_factory.mktemp("lineage") / "run"
-    # the settings of test_evolution_run's small_config, whose seed 1 draws every action
-    cfg = EvolutionConfig(problem="cvrp", generations=6, episodes_per_cycle=2, train_count=4, train_size=20,
-                          iterations=30, validation_count=4, validation_size=20, validation_iterations=60,
-                          validation_pairs=2, workers=1, seed=1,
-                          mix={"mutation": 0.4, "homogeneous": 0.3, "joint": 0.3},
-                          check=CheckConfig(sizes=(10,), instances_per_size=1, growth_n=100,
-                                            growth_timeout=2.0, call_timeout=1.0, kill_grace=0.5))
+    # the shared small run's settings; seed 1 draws every action
+    cfg = small_evolution_config(generations=6, workers=1, seed=1)
     with OfflineLLMServer(seed=11, bad_rate=0.25) as server:
         llm = LLMConfig(base_url=server.base_url, model="offline", max_retries=2, backoff_base=0.01,
                         backoff_max=0.05, timeout=60)
