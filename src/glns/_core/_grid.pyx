@@ -106,6 +106,7 @@ def coordinate_neighbours(coords, int first, int max_neighbours, bint nint) -> n
                     x0, x1, y0, y1 = cx - r, cx + r + 1, cy - r, cy + r + 1
                     whole = x0 <= 0 and y0 <= 0 and x1 >= gx and y1 >= gy
                     if whole:
+                        qsort(cand, count, sizeof(Keyed), keyed_cmp)
                         break
                     if count >= K:
                         # every unseen point lies beyond a border of the block not at the grid's edge
@@ -128,7 +129,7 @@ def coordinate_neighbours(coords, int first, int max_neighbours, bint nint) -> n
                             if cand[K - 1].key < rounded(R, nint):
                                 break
                     r += 1
-                qsort(cand, count, sizeof(Keyed), keyed_cmp)
+                # cand is sorted here: by the ring that stopped the search
                 for i in range(K):
                     ov[q, i] = cand[i].node
     finally:

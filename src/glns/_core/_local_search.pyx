@@ -140,7 +140,6 @@ cdef int _tsp_try(Work *w, int v) noexcept nogil:
     """Apply the first improving 2-opt / or-opt move around city v; 1 if one was applied."""
     cdef Sol *s = w.s
     cdef const Inst *inst = w.inst
-    cdef int n = inst.n
     cdef int L = s.length[0]
     cdef bint sym = inst.symmetric
     if L < 3:
