@@ -117,7 +117,9 @@ def test_same_seed_same_result_native(problem, results):
     assert again.synergy.tolist() == results[0].synergy.tolist()
     strip = lambda st: [dataclasses.replace(s, seconds=0.0) for s in st]  # noqa: E731
     assert strip(again.destroy_stats) == strip(results[0].destroy_stats)
-    assert results[1].current_curve.tolist() != results[0].current_curve.tolist()
+    # another seed, another run (on 20 cities both may find the same tour at once, so the
+    # curves can coincide: the cost no longer depends on where the tour starts)
+    assert results[1].synergy.tolist() != results[0].synergy.tolist()
 
 
 # --------------------------------------------------------------------------- solution_array / routes
@@ -451,3 +453,4 @@ def test_public_namespace():
                  "OperatorError", "operators", "SIGMA_PAPER", "SIGMA_FLAT", "SIGMA_AGGRESSIVE"):
         assert hasattr(glns, name), name
     assert isinstance(glns.__version__, str)
+

@@ -11,7 +11,7 @@ from glns._core._types cimport Inst, Sol
 from glns._core._kind cimport is_tour
 from glns._core._distance cimport dist
 from glns._core._rng cimport rng_below, rng_uniform
-from glns._core._solution cimport sol_remove, removal_delta
+from glns._core._solution cimport sol_remove, removal_delta, sol_touch_at
 from glns._core._keyed cimport Keyed, keyed_before, keyed_cmp
 
 
@@ -135,18 +135,23 @@ cdef inline int _count_param(double x, int cap) noexcept nogil:
 
 cdef inline void _take(Sol *s, const Inst *inst, int v, int *removed, int *n_removed) noexcept nogil:
     """Unroute node v and record it; its route row is compacted later by _compact."""
-    s.load[s.route_of[v]] -= inst.demand[v]
+    cdef int r = s.route_of[v], p = s.pos_of[v]
+    sol_touch_at(s, inst, r, p - 1)     # its neighbours get new arcs (see sol_cost)
+    sol_touch_at(s, inst, r, p)
+    sol_touch_at(s, inst, r, p + 1)
+    s.load[r] -= inst.demand[v]
     s.route_of[v] = -1
     s.pos_of[v] = -1
     removed[n_removed[0]] = v
     n_removed[0] += 1
 
 
-cdef void _compact(Sol *s, int r) noexcept nogil:
-    """Drop the taken (unrouted) nodes from route r's row, keeping the order of the others."""
+cdef void _compact(Sol *s, int r, int first=0) noexcept nogil:
+    """Drop the taken (unrouted) nodes from route r's row, keeping the order of the others;
+    none is taken before index `first`."""
     cdef int *row = &s.nodes[r * s.stride]
-    cdef int i, v, w = 0
-    for i in range(s.length[r]):
+    cdef int i, v, w = first
+    for i in range(first, s.length[r]):
         v = row[i]
         if s.route_of[v] == r:
             row[w] = v
@@ -198,7 +203,7 @@ cdef int _cut_string(Sol *s, const Inst *inst, int c, int lsmax, int limit, doub
         if q <= i < q + mm:
             continue
         _take(s, inst, row[(start + i) % L], removed, n_removed)
-    _compact(s, r)
+    _compact(s, r, start if start + w <= L else 0)   # a window past the end wraps to 0
     return n_removed[0] - before
 
 

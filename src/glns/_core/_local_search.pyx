@@ -27,7 +27,7 @@
 # neighbourhoods; with a touched list it is the usual don't-look-bit approximation (a node whose
 # moves became improving only through changes elsewhere, e.g. a route load, is not re-examined).
 from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy
+from libc.string cimport memcpy, memmove
 from libc.stdint cimport int64_t
 
 from glns._core._types cimport Inst, Sol
@@ -35,7 +35,7 @@ from glns._core._kind cimport is_tour, load_limit
 from glns._core._distance cimport dist
 from glns._core._solution cimport (Solution, sol_remove, sol_insert, sol_new_route,
                                    sol_drop_empty, sol_cost, removal_delta, new_route_cost,
-                                   arc, END)
+                                   sol_touch, sol_touch_at, arc, END)
 from glns._core._instance cimport CoreInstance
 
 # A move must improve by more than this fraction of the starting cost (rounding guard).
@@ -100,6 +100,8 @@ cdef void _tsp_two_opt(Sol *s, int x, int y) noexcept nogil:
         i = (s.pos_of[y] + 1) % L
         j = s.pos_of[x]
         m = L - m
+    for k in range(m + 1):          # the reversed cities and the one after them (sol_cost)
+        sol_touch(s, row[(i + k) % L])
     for k in range(m // 2):
         a = (i + k) % L
         b = (j - k + L) % L
@@ -112,15 +114,35 @@ cdef void _tsp_two_opt(Sol *s, int x, int y) noexcept nogil:
 
 cdef void _tsp_move_segment(Work *w, int s0, int l, int a, bint rev) noexcept nogil:
     """Move the l cities from s0 on to just after city a (in the tour without them), reversed
-    when rev. One pass over the array keeps the other cities in their array order."""
+    when rev. The other cities keep their array order: the array is what removing the segment
+    from the list and inserting it after a gives, so only the cities between the segment's old
+    and new places move (a segment that wraps past the array's end takes one pass over all)."""
     cdef Sol *s = w.s
     cdef int L = s.length[0]
     cdef int *row = s.nodes
     cdef int p0 = s.pos_of[s0]
+    cdef int pa = s.pos_of[a]
     cdef int seg[3]
-    cdef int k, idx, x, m = 0
+    cdef int k, idx, x, lo, hi, m = 0
     for k in range(l):
         seg[k] = row[(p0 + k) % L]
+    if p0 + l <= L:
+        if pa > p0:     # a lies after the segment: the cities up to a move back by l
+            memmove(&row[p0], &row[p0 + l], (pa - p0 - l + 1) * sizeof(int))
+            lo = p0
+            hi = pa
+        else:           # a lies before it: the cities after a move on by l
+            memmove(&row[pa + 1 + l], &row[pa + 1], (p0 - pa - 1) * sizeof(int))
+            lo = pa + 1
+            hi = p0 + l - 1
+        idx = hi - l + 1 if pa > p0 else pa + 1
+        for k in range(l):
+            row[idx + k] = seg[l - 1 - k] if rev else seg[k]
+        for idx in range(lo, hi + 1):
+            s.pos_of[row[idx]] = idx
+            sol_touch(s, row[idx])
+        sol_touch_at(s, w.inst, 0, hi + 1)
+        return
     for idx in range(L):
         if (idx - p0 + L) % L < l:
             continue
@@ -134,6 +156,7 @@ cdef void _tsp_move_segment(Work *w, int s0, int l, int a, bint rev) noexcept no
     for idx in range(L):
         row[idx] = w.tmp[idx]
         s.pos_of[row[idx]] = idx
+        sol_touch(s, row[idx])
 
 
 cdef int _tsp_try(Work *w, int v) noexcept nogil:
@@ -249,7 +272,9 @@ cdef void _reverse(Work *w, int r, int lo, int hi) noexcept nogil:
     """Reverse positions lo..hi of route r."""
     cdef Sol *s = w.s
     cdef int *row = &s.nodes[r * s.stride]
-    cdef int t
+    cdef int t, p
+    for p in range(lo, hi + 2):     # the reversed nodes and the one after them (sol_cost)
+        sol_touch_at(s, w.inst, r, p)
     while lo < hi:
         t = row[lo]
         row[lo] = row[hi]
@@ -303,6 +328,10 @@ cdef void _swap(Work *w, int v, int u) noexcept nogil:
     s.pos_of[u] = i
     s.load[rv] += w.inst.demand[u] - w.inst.demand[v]
     s.load[ru] += w.inst.demand[v] - w.inst.demand[u]
+    sol_touch(s, u)
+    sol_touch(s, v)
+    sol_touch_at(s, w.inst, rv, i + 1)
+    sol_touch_at(s, w.inst, ru, j + 1)
     _fix_pre(w, rv)
     _fix_pre(w, ru)
 
@@ -329,11 +358,13 @@ cdef void _exchange_tails(Work *w, int r1, int c1, int r2, int c2) noexcept nogi
         row1[i] = t1[i]
         s.route_of[t1[i]] = r1
         s.pos_of[t1[i]] = i
+        sol_touch(s, t1[i])
         q1 += w.inst.demand[t1[i]]
     for i in range(m2):
         row2[i] = t2[i]
         s.route_of[t2[i]] = r2
         s.pos_of[t2[i]] = i
+        sol_touch(s, t2[i])
         q2 += w.inst.demand[t2[i]]
     s.length[r1] = m1
     s.length[r2] = m2

@@ -206,15 +206,28 @@ cdef NativeOperator _bound(dict table, str kind, str name, object params):
     return d.bind(params)
 
 
+cdef Solution _target(CoreInstance inst, routes, removed):
+    """`routes` itself when it is a Solution of `inst`; else a new Solution loaded from it."""
+    cdef Solution sol
+    if isinstance(routes, Solution):
+        sol = routes
+        if sol.inst is not inst:
+            raise ValueError("the Solution belongs to another instance")
+        return sol
+    sol = Solution(inst)
+    sol.load(routes, removed)
+    return sol
+
+
 def apply_destroy(str name, CoreInstance inst not None, routes, int k, uint64_t seed,
                   params=None):
-    """Run one native destroy operator on a copy of `routes` (for tests and twins).
+    """Run one native destroy operator on a copy of `routes` (for tests and twins), or in place
+    on `routes` when it is a core Solution of `inst`.
 
     Returns (removed, partial, rng_state_after).
     """
     cdef NativeOperator op = _bound(NATIVE_DESTROY, "destroy", name, params)
-    cdef Solution sol = Solution(inst)
-    sol.load(routes)
+    cdef Solution sol = _target(inst, routes, None)
     cdef uint64_t state = seed
     cdef int n_removed = 0
     cdef int *buf = <int *> PyMem_Malloc(max(inst.n, 1) * sizeof(int))
@@ -228,10 +241,10 @@ def apply_destroy(str name, CoreInstance inst not None, routes, int k, uint64_t 
 
 def apply_repair(str name, CoreInstance inst not None, partial, removed, uint64_t seed,
                  params=None):
-    """Run one native repair operator (for tests and twins). Returns (complete, rng_state_after)."""
+    """Run one native repair operator on a copy of `partial` (for tests and twins), or in place
+    on `partial` when it is a core Solution of `inst`. Returns (complete, rng_state_after)."""
     cdef NativeOperator op = _bound(NATIVE_REPAIR, "repair", name, params)
-    cdef Solution sol = Solution(inst)
-    sol.load(partial, list(removed))
+    cdef Solution sol = _target(inst, partial, list(removed))
     cdef uint64_t state = seed
     cdef int n = len(removed)
     cdef int *buf = <int *> PyMem_Malloc(max(n, 1) * sizeof(int))

@@ -1,12 +1,33 @@
 # Solution storage and its O(1)/O(route) primitives. See _solution.pyx for details.
 from libc.stdint cimport int64_t, uint64_t
 from glns._core._types cimport Inst, Sol
-from glns._core._kind cimport close_cost
+from glns._core._kind cimport close_cost, is_tour
 from glns._core._distance cimport dist
 from glns._core._instance cimport CoreInstance
 
 cdef enum:
     END = -1      # the end of a depot route: the depot when routes are closed, else nothing
+    COST_BLOCK_SHIFT = 4    # the cost is summed in blocks of 2**4 = 16 node ids
+
+
+cdef inline void sol_touch(Sol *s, int v) noexcept nogil:
+    """Node v's incoming arc or its being last in its route may have changed."""
+    s.stale[v >> COST_BLOCK_SHIFT] = 1
+
+
+cdef inline void sol_touch_at(Sol *s, const Inst *inst, int r, int p) noexcept nogil:
+    """sol_touch the node at index p of route r: cyclically in a tour, nothing outside a route."""
+    cdef int L = s.length[r]
+    if L == 0:
+        return
+    if is_tour(inst):
+        if p < 0:
+            p += L
+        elif p >= L:
+            p -= L
+    elif p < 0 or p >= L:
+        return
+    sol_touch(s, s.nodes[r * s.stride + p])
 
 
 cdef inline double arc(const Inst *inst, int a, int b) noexcept nogil:
@@ -25,7 +46,8 @@ cdef int sol_new_route(Sol *s) except -1 nogil
 cdef void sol_remove(Sol *s, const Inst *inst, int v) noexcept nogil
 cdef void sol_insert(Sol *s, const Inst *inst, int v, int r, int pos) noexcept nogil
 cdef void sol_drop_empty(Sol *s) noexcept nogil
-cdef double sol_cost(const Sol *s, const Inst *inst) noexcept nogil
+cdef double sol_cost(Sol *s, const Inst *inst) noexcept nogil
+cdef double sol_cost_full(const Sol *s, const Inst *inst) noexcept nogil
 cdef double removal_delta(const Sol *s, const Inst *inst, int v) noexcept nogil
 cdef double insertion_delta(const Sol *s, const Inst *inst, int v, int r, int pos) noexcept nogil
 cdef double new_route_cost(const Inst *inst, int v) noexcept nogil

@@ -3,11 +3,16 @@
 # delta O(1). A TSP tour is route 0, read as a cycle; VRP routes start at the depot (node 0,
 # never stored) and end at the depot (CVRP) or at their last customer (OVRP).
 #
-# Costs are always recomputed by sol_cost in one canonical order (routes in order, arcs in
-# order) so that a plain-Python recomputation gives the identical float.
+# The cost has one canonical summation so that a plain-Python recomputation
+# (glns.problems.solutions.matrix_cost) gives the identical float: every routed node owns its
+# incoming arc (a tour: from its predecessor; a depot route: from the previous customer or the
+# depot, plus the closing arc back to the depot for the last customer of a closed route); the
+# nodes' arcs are summed per block of 16 consecutive node ids in id order, and the blocks'
+# sums in block order. sol_cost re-sums only the blocks marked stale since its last call, so
+# re-costing after a move costs O(nodes touched + n/16), not O(n).
 from cpython.mem cimport PyMem_Malloc, PyMem_Realloc, PyMem_Free
 from libc.stdlib cimport malloc, realloc, free
-from libc.string cimport memcpy, memmove
+from libc.string cimport memcpy, memmove, memset
 from libc.stdint cimport int64_t, uint64_t
 from operator import index as _as_index
 
@@ -24,7 +29,10 @@ cdef int sol_alloc(Sol *s, const Inst *inst) except -1 nogil:
     s.load = NULL
     s.route_of = <int *> malloc(inst.n * sizeof(int))
     s.pos_of = <int *> malloc(inst.n * sizeof(int))
-    if s.route_of == NULL or s.pos_of == NULL:
+    s.n_blocks = ((inst.n - 1) >> COST_BLOCK_SHIFT) + 1 if inst.n > 0 else 1
+    s.part = <double *> malloc(s.n_blocks * sizeof(double))
+    s.stale = <char *> malloc(s.n_blocks * sizeof(char))
+    if s.route_of == NULL or s.pos_of == NULL or s.part == NULL or s.stale == NULL:
         with gil:
             raise MemoryError()
     # Enough slots for the usual case; sol_reserve_routes grows on demand.
@@ -39,6 +47,10 @@ cdef void sol_free(Sol *s) noexcept nogil:
     free(s.load)
     free(s.route_of)
     free(s.pos_of)
+    free(s.part)
+    free(s.stale)
+    s.part = NULL
+    s.stale = NULL
     s.nodes = NULL
     s.length = NULL
     s.load = NULL
@@ -89,6 +101,8 @@ cdef int sol_copy(Sol *dst, const Sol *src, const Inst *inst) except -1 nogil:
     dst.n_routes = src.n_routes
     memcpy(dst.route_of, src.route_of, inst.n * sizeof(int))
     memcpy(dst.pos_of, src.pos_of, inst.n * sizeof(int))
+    memcpy(dst.part, src.part, src.n_blocks * sizeof(double))
+    memcpy(dst.stale, src.stale, src.n_blocks * sizeof(char))
     dst.cost = src.cost
     return 0
 
@@ -104,6 +118,7 @@ cdef void sol_clear(Sol *s, const Inst *inst) noexcept nogil:
         s.load[r] = 0
     s.n_routes = 1 if is_tour(inst) else 0
     s.cost = 0.0
+    memset(s.stale, 1, s.n_blocks * sizeof(char))
 
 
 cdef int sol_new_route(Sol *s) except -1 nogil:
@@ -122,6 +137,9 @@ cdef void sol_remove(Sol *s, const Inst *inst, int v) noexcept nogil:
     cdef int *row = &s.nodes[r * s.stride]
     cdef int L = s.length[r]
     cdef int i
+    sol_touch_at(s, inst, r, p - 1)
+    sol_touch_at(s, inst, r, p)
+    sol_touch_at(s, inst, r, p + 1)
     memmove(&row[p], &row[p + 1], (L - p - 1) * sizeof(int))
     for i in range(p, L - 1):
         s.pos_of[row[i]] = i
@@ -143,6 +161,9 @@ cdef void sol_insert(Sol *s, const Inst *inst, int v, int r, int pos) noexcept n
     s.length[r] = L + 1
     s.load[r] += inst.demand[v]
     s.route_of[v] = r
+    sol_touch_at(s, inst, r, pos - 1)
+    sol_touch_at(s, inst, r, pos)
+    sol_touch_at(s, inst, r, pos + 1)
 
 
 cdef void sol_drop_empty(Sol *s) noexcept nogil:
@@ -164,26 +185,54 @@ cdef void sol_drop_empty(Sol *s) noexcept nogil:
     s.n_routes = w
 
 
-cdef double sol_cost(const Sol *s, const Inst *inst) noexcept nogil:
-    cdef double total = 0.0
-    cdef int r, i, L, prev
-    cdef const int *row
+cdef inline double _incoming(const Sol *s, const Inst *inst, int v) noexcept nogil:
+    """The cost routed node v owns: its incoming arc, and a closed route's way back to the
+    depot when v is the route's last customer."""
+    cdef int r = s.route_of[v]
+    cdef int p = s.pos_of[v]
+    cdef int L = s.length[r]
+    cdef const int *row = &s.nodes[r * s.stride]
+    cdef double c
     if is_tour(inst):
-        L = s.length[0]
-        row = s.nodes
-        for i in range(L):
-            total += dist(inst, row[i], row[(i + 1) % L])
-        return total
-    for r in range(s.n_routes):
-        L = s.length[r]
-        if L == 0:
-            continue
-        row = &s.nodes[r * s.stride]
-        prev = 0
-        for i in range(L):
-            total += dist(inst, prev, row[i])
-            prev = row[i]
-        total += close_cost(inst, prev)
+        return dist(inst, row[p - 1] if p > 0 else row[L - 1], v)
+    c = dist(inst, row[p - 1] if p > 0 else 0, v)
+    if p == L - 1:
+        c = c + close_cost(inst, v)
+    return c
+
+
+cdef inline double _block_sum(const Sol *s, const Inst *inst, int b) noexcept nogil:
+    """The summed costs of the routed nodes of block b, in id order."""
+    cdef int v = b << COST_BLOCK_SHIFT
+    cdef int end = v + (1 << COST_BLOCK_SHIFT)
+    cdef double acc = 0.0
+    if end > inst.n:
+        end = inst.n
+    while v < end:
+        if s.route_of[v] >= 0:
+            acc += _incoming(s, inst, v)
+        v += 1
+    return acc
+
+
+cdef double sol_cost(Sol *s, const Inst *inst) noexcept nogil:
+    """The cost (module comment), re-summing only the stale blocks."""
+    cdef double total = 0.0
+    cdef int b
+    for b in range(s.n_blocks):
+        if s.stale[b]:
+            s.part[b] = _block_sum(s, inst, b)
+            s.stale[b] = 0
+        total += s.part[b]
+    return total
+
+
+cdef double sol_cost_full(const Sol *s, const Inst *inst) noexcept nogil:
+    """sol_cost recomputed from scratch, ignoring the cached block sums (for tests)."""
+    cdef double total = 0.0
+    cdef int b
+    for b in range(s.n_blocks):
+        total += _block_sum(s, inst, b)
     return total
 
 
@@ -392,6 +441,10 @@ cdef class Solution:
 
     def cost(self) -> float:
         return sol_cost(&self.s, &self.inst.c)
+
+    def full_cost(self) -> float:
+        """The cost summed from scratch, without the cached block sums (equal to cost())."""
+        return sol_cost_full(&self.s, &self.inst.c)
 
     def loads(self):
         return [self.s.load[r] for r in range(self.s.n_routes)]

@@ -37,3 +37,9 @@ cdef struct Sol:
     int *route_of       # route of each node, -1 when unrouted (and for the depot)
     int *pos_of         # position of each node inside its route
     double cost         # cost as last computed by sol_cost
+    # The cost is summed per block of COST_BLOCK consecutive node ids (see sol_cost): part[b]
+    # is block b's sum, valid unless stale[b]; whatever changes a node's incoming arc (or
+    # whether its route ends after it) marks the node's block stale (sol_touch).
+    int n_blocks
+    double *part
+    char *stale

@@ -14,30 +14,44 @@ from glns.rng import SplitMix64
 __all__ = ["solution_cost", "matrix_cost", "random_solution", "shuffled_nodes"]
 
 
+#: the cost is summed per block of this many consecutive node ids (the core's COST_BLOCK_SHIFT)
+COST_BLOCK = 16
+
+
 def solution_cost(problem: Problem, solution: Any) -> float:
-    """Objective of a solution, summed in the core's canonical order (one running total)."""
+    """Objective of a solution, summed in the core's canonical order (see :func:`matrix_cost`)."""
     return matrix_cost(problem.distances, solution, not problem.has_depot, not problem.closed_routes)
 
 
 def matrix_cost(d: np.ndarray, solution: Any, tsp: bool, open_routes: bool) -> float:
-    """The core's sol_cost on a distance matrix: one running total, routes in order, arcs in
-    route order (a TSP tour read as a cycle; an open route ends at its last customer)."""
-    total = 0.0
+    """The core's sol_cost on a distance matrix, the identical float.
+
+    Every routed node owns its incoming arc (in a tour from its predecessor, read as a cycle;
+    in a route from the previous customer or the depot) and, when it ends a closed route, the
+    arc back to the depot, added to it. Those costs are summed per block of ``COST_BLOCK``
+    consecutive node ids in id order, and the blocks' sums in block order.
+    """
+    owned: dict[int, float] = {}
     if tsp:
-        n = len(solution)
-        for i in range(n):
-            total += d[solution[i], solution[(i + 1) % n]]
-        return total
-    for route in solution:
-        if not route:
-            continue
-        prev = 0
-        for c in route:
-            total += d[prev, c]
-            prev = c
-        if not open_routes:
-            total += d[prev, 0]
-    return total
+        for i, v in enumerate(solution):
+            owned[v] = d[solution[i - 1], v]
+    else:
+        for route in solution:
+            prev = 0
+            for i, c in enumerate(route):
+                a = d[prev, c]
+                if i == len(route) - 1 and not open_routes:
+                    a = a + d[c, 0]
+                owned[c] = a
+                prev = c
+    total = 0.0
+    for start in range(0, d.shape[0], COST_BLOCK):
+        part = 0.0
+        for v in range(start, min(start + COST_BLOCK, d.shape[0])):
+            if v in owned:
+                part += owned[v]
+        total += part
+    return float(total)
 
 
 def shuffled_nodes(problem: Problem, rng: SplitMix64) -> list[int]:
