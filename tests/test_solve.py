@@ -454,3 +454,27 @@ def test_public_namespace():
         assert hasattr(glns, name), name
     assert isinstance(glns.__version__, str)
 
+
+@pytest.mark.parametrize("kind, n, granular", [("tsp", 399, False), ("tsp", 400, True),
+                                               ("cvrp", 1000, False), ("ovrp", 1000, False)])
+def test_default_portfolio_is_granular_on_large_tours_only(kind, n, granular):
+    from glns.solve import LARGE_TOUR_NEIGHBOURS, default_portfolio
+
+    destroy, repair = default_portfolio(glns.datasets.generate(kind, n, 1))
+    assert destroy == DEFAULT_DESTROY
+    assert [op.native_name for op in repair] == [op.native_name for op in DEFAULT_REPAIR]
+    for op, base in zip(repair, DEFAULT_REPAIR):
+        names = [p.name for p in glns.operators.NATIVE_OPERATORS[op.native_name].all_params]
+        got, default = dict(zip(names, op.params)), dict(zip(names, base.params))
+        assert got["neighbours"] == (LARGE_TOUR_NEIGHBOURS[1] if granular else 0)
+        assert {**got, "neighbours": 0} == {**default, "neighbours": 0}
+
+
+def test_solve_runs_the_default_portfolio_of_the_problem():
+    problem = glns.datasets.generate("tsp", 450, 2)
+    res = solve(problem, iterations=3, seed=1)
+    assert [s.name for s in res.repair_stats] == [op.name for op in DEFAULT_REPAIR]
+    from glns.solve import default_portfolio
+
+    again = solve(problem, *default_portfolio(problem), iterations=3, seed=1)
+    assert again.solution == res.solution
