@@ -143,6 +143,18 @@ def test_default_operators_and_stopping_rules(pool2):
     assert [s.name for s in out[0].destroy_stats] == [op.name for op in glns.solve.__globals__["DEFAULT_DESTROY"]]
 
 
+def test_default_portfolio_is_chosen_per_instance(pool2):
+    # a large tour gets granular repairs by default, a small one not: as glns.solve does
+    insts = [datasets.generate_tsp(30, 1), datasets.generate_tsp(420, 2)]
+    out = solve_many(insts, iterations=4, executor=pool2)
+    for i, inst in enumerate(insts):
+        assert fingerprint(out[i]) == fingerprint(glns.solve(inst, iterations=4, seed=run_seed(0, i)))
+    # a repair given, the destroy left to the default, and the other way round
+    out = solve_many(insts, repair="greedy_insertion", iterations=4, executor=pool2)
+    assert fingerprint(out[1]) == fingerprint(glns.solve(insts[1], repair="greedy_insertion",
+                                                         iterations=4, seed=run_seed(0, 1)))
+
+
 # ============================================================================ failures
 
 

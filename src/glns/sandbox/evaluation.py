@@ -24,11 +24,11 @@ from glns.executors import Executor, TaskResult, WorkerPool
 from glns.operators import Operator
 from glns.operators.accelerate import accelerate_settings, precompile
 from glns.operators.arguments import parse_per_kind
-from glns.operators.spec import PythonSource, wires as wire_list
+from glns.operators.spec import PythonSource, is_module_spec, wires as wire_list
 from glns.params import SolveParams
 from glns.problems import Problem, problem_class
 from glns.result import Result
-from glns.solve import DEFAULT_DESTROY, DEFAULT_REPAIR, solve
+from glns.solve import DEFAULT_DESTROY, DEFAULT_REPAIR, default_portfolio, solve
 
 __all__ = ["RunOutcome", "PythonSource", "evaluate", "DEFAULT_OP_TIMEOUT", "solve_task", "solve_tasks",
            "failure_message", "operator_wires"]
@@ -77,18 +77,23 @@ def _problem_wire(problem: Problem) -> tuple[str, tuple]:
     return h.hexdigest(), spec
 
 
-def operator_wires(destroy: Any, repair: Any, kinds: set[str]) -> dict[str, tuple[list, list]]:
-    """(destroy wires, repair wires) per problem kind (they differ only for exported modules).
+def operator_wires(destroy: Any, repair: Any, kinds: set[str]) -> dict[str, tuple[list | None, list | None]]:
+    """(destroy wires, repair wires) per problem kind (they differ only for exported modules);
+    None for a side left to the default portfolio, which depends on each instance
+    (:func:`glns.solve.default_portfolio`; :func:`solve_tasks` fills it in).
 
     The arguments are parsed by :func:`glns.operators.arguments.parse_per_kind` without
     executing anything (source is compiled only in the workers); everything is checked here,
     in the caller, before a task runs.
     """
     parsed = parse_per_kind(destroy, repair, kinds, defaults=(DEFAULT_DESTROY, DEFAULT_REPAIR), load=False)
-    return {kind: (wire_list(d), wire_list(r)) for kind, (d, r) in parsed.items()}
+    default_d = destroy is None
+    default_r = repair is None and not is_module_spec(destroy)
+    return {kind: (None if default_d else wire_list(d), None if default_r else wire_list(r))
+            for kind, (d, r) in parsed.items()}
 
 
-def solve_tasks(instances: Sequence[Problem], seeds: Sequence[int], wires: dict[str, tuple[list, list]],
+def solve_tasks(instances: Sequence[Problem], seeds: Sequence[int], wires: dict[str, tuple[list | None, list | None]],
                 iterations: int | None, params: SolveParams, time_limit: float | None = None,
                 no_improvement: int | None = None) -> list[tuple]:
     """The arguments of :func:`solve_task`, one tuple per instance.
@@ -100,7 +105,7 @@ def solve_tasks(instances: Sequence[Problem], seeds: Sequence[int], wires: dict[
     """
     if accelerate_settings(params)[1] == "auto":
         for d_wire, r_wire in wires.values():
-            for wire in (*d_wire, *r_wire):
+            for wire in (*(d_wire or ()), *(r_wire or ())):
                 if wire[0] == "python":
                     precompile(wire[1], params)
         params = dataclasses.replace(params, compile="cached")
@@ -108,6 +113,10 @@ def solve_tasks(instances: Sequence[Problem], seeds: Sequence[int], wires: dict[
     for problem, seed in zip(instances, seeds):
         key, spec = _problem_wire(problem)
         d_wire, r_wire = wires[problem.kind]
+        if d_wire is None or r_wire is None:
+            default_d, default_r = default_portfolio(problem)
+            d_wire = wire_list(default_d) if d_wire is None else d_wire
+            r_wire = wire_list(default_r) if r_wire is None else r_wire
         tasks.append((key, spec, d_wire, r_wire, iterations, seed, params, time_limit, no_improvement))
     return tasks
 
