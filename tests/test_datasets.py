@@ -318,6 +318,18 @@ def test_read_unsupported_edge_weight_type(tmp_path):
         datasets.read(tmp_path / "geo51.tsp")
 
 
+def test_read_ceil_2d_rounds_every_edge_up(tmp_path):
+    pytest.importorskip("vrplib")
+    text = (HERE / "tsplib/eil51.tsp").read_text().replace("EUC_2D", "CEIL_2D")
+    (tmp_path / "ceil51.tsp").write_text(text)
+    p = datasets.read(tmp_path / "ceil51.tsp")
+    raw = datasets.read(tmp_path / "ceil51.tsp", rounding="exact")
+    nint = datasets.read(HERE / "tsplib/eil51.tsp")
+    assert np.array_equal(p.distances, np.ceil(raw.distances))
+    assert not np.array_equal(p.distances, nint.distances)
+    assert np.array_equal(raw.distances, datasets.read(HERE / "tsplib/eil51.tsp", rounding="exact").distances)
+
+
 _TSP_HEAD = "NAME : bad\nTYPE : TSP\nDIMENSION : 3\nEDGE_WEIGHT_TYPE : EUC_2D\n"
 _VRP = ("NAME : v\nTYPE : CVRP\nDIMENSION : 2\nCAPACITY : 5\nEDGE_WEIGHT_TYPE : EUC_2D\n"
         "NODE_COORD_SECTION\n1 0 0\n2 1 1\nDEMAND_SECTION\n1 0\n2 {demand}\nDEPOT_SECTION\n1\n-1\nEOF\n")

@@ -25,7 +25,7 @@ from typing import Any, Literal, Mapping
 import numpy as np
 
 from glns.exceptions import InvalidInstanceError
-from glns.problems import CVRP, OVRP, PROBLEM_KINDS, TSP, Problem, problem_class
+from glns.problems import CVRP, OVRP, PROBLEM_KINDS, TSP, Problem, euclidean_distances, problem_class
 from glns.solution_files import write_solution
 
 __all__ = [
@@ -319,18 +319,22 @@ def _floats(inst: dict[str, Any], key: str, section: str, path: Path) -> np.ndar
         raise ValueError(f"{path.name}: {section} is not a table of numbers ({exc})") from None
 
 
-def _geometry(inst: dict[str, Any], path: Path) -> tuple[np.ndarray | None, np.ndarray | None]:
-    """(coordinates, explicit matrix): the matrix for ``EXPLICIT``, else None (distances then
-    follow from the coordinates and the rounding, computed on demand)."""
+def _geometry(inst: dict[str, Any], path: Path, rounding: str) -> tuple[np.ndarray | None, np.ndarray | None]:
+    """(coordinates, explicit matrix): the matrix for ``EXPLICIT`` (as given, whatever the
+    rounding) and for ``CEIL_2D`` under "nint" (every Euclidean distance rounded up, the
+    library's convention for that type), else None (distances then follow from the coordinates
+    and the rounding, computed on demand)."""
     kind = str(inst.get("edge_weight_type", "")).strip().upper()
     coords = _floats(inst, "node_coord", "NODE_COORD_SECTION", path) if "node_coord" in inst else None
     if kind == "EXPLICIT":
-        return coords, _floats(inst, "edge_weight", "EDGE_WEIGHT_SECTION", path)  # as given, whatever the rounding
-    if kind != "EUC_2D":
+        return coords, _floats(inst, "edge_weight", "EDGE_WEIGHT_SECTION", path)
+    if kind not in ("EUC_2D", "CEIL_2D"):
         raise ValueError(f"{path.name}: unsupported EDGE_WEIGHT_TYPE {kind or 'missing'!r}; "
-                         "glns reads EUC_2D and EXPLICIT")
+                         "glns reads EUC_2D, CEIL_2D and EXPLICIT")
     if coords is None:
         raise ValueError(f"{path.name}: the file has no NODE_COORD_SECTION")
+    if kind == "CEIL_2D" and rounding == "nint":
+        return coords, np.ceil(euclidean_distances(coords))
     return coords, None
 
 
@@ -343,9 +347,10 @@ def read(path: str | os.PathLike, rounding: Literal["nint", "exact"] = "nint",
     path
         The instance file.
     rounding
-        ``"nint"`` (default): the library convention for ``EUC_2D``, ``nint(d) = floor(d + 0.5)``
-        per edge, so costs compare to the published best-known values. ``"exact"``: the
-        unrounded Euclidean distances. ``EXPLICIT`` matrices are used as given either way.
+        ``"nint"`` (default): the library convention, so costs compare to the published
+        best-known values: ``nint(d) = floor(d + 0.5)`` per edge for ``EUC_2D`` (computed on
+        demand), ``ceil(d)`` for ``CEIL_2D`` (a dense matrix). ``"exact"``: the unrounded
+        Euclidean distances. ``EXPLICIT`` matrices are used as given either way.
     problem
         ``"tsp"``, ``"cvrp"`` or ``"ovrp"``; by default TSP for ``TYPE: TSP``/``ATSP`` and
         CVRP for ``TYPE: CVRP``. Use ``"ovrp"`` to read a CVRPLIB file as an open VRP.
@@ -362,7 +367,7 @@ def read(path: str | os.PathLike, rounding: Literal["nint", "exact"] = "nint",
     path = Path(path)
     inst = _parse(path)
     kind = _check_problem(problem) if problem is not None else _kind_from_type(inst, path)
-    coords, dist = _geometry(inst, path)
+    coords, dist = _geometry(inst, path, rounding)
     size = (dist if dist is not None else coords).shape[0]
     if inst.get("dimension") is not None and inst["dimension"] != size:
         raise ValueError(f"{path.name}: DIMENSION is {inst['dimension']} but the file has data "

@@ -15,10 +15,8 @@ from __future__ import annotations
 import functools
 from pathlib import Path
 
-import numpy as np
-
 from glns import datasets
-from glns.problems import Problem, euclidean_distances, problem_class
+from glns.problems import Problem
 
 __all__ = ["paper_locator", "file_locator", "load_instance", "read_file", "header_field"]
 
@@ -47,29 +45,8 @@ def header_field(path: str | Path, key: str) -> str | None:
 
 
 def read_file(path: str | Path, rounding: str = "nint", problem: str | None = None) -> Problem:
-    """An instance file as :func:`glns.datasets.read` reads it; CEIL_2D files too.
-
-    datasets.read takes EUC_2D and EXPLICIT files only; one of the large TSP files (dsj1000) is
-    CEIL_2D, whose library convention rounds every edge up, so its best-known value is for
-    ``ceil`` distances. rounding "nint" (the library convention) reads it so; "exact" raw.
-    """
-    if (header_field(path, "EDGE_WEIGHT_TYPE") or "").upper() != "CEIL_2D":
-        return datasets.read(path, rounding=rounding, problem=problem)  # type: ignore[arg-type]
-    if rounding not in ("nint", "exact"):
-        raise ValueError(f"rounding must be 'nint' or 'exact', got {rounding!r}")
-    import vrplib
-
-    path = Path(path)
-    inst = vrplib.read_instance(path, compute_edge_weights=False)
-    coords = np.asarray(inst["node_coord"], dtype=np.float64)
-    dist = euclidean_distances(coords)
-    if rounding == "nint":
-        dist = np.ceil(dist)
-    kind = problem or ("cvrp" if "demand" in inst else "tsp")
-    if kind != "tsp" and np.asarray(inst.get("depot", [0])).ravel().tolist() != [0]:
-        raise ValueError(f"{path.name}: the depot must be node 1 (only)")
-    return problem_class(kind).from_parts(coords, dist, inst.get("demand"), inst.get("capacity"),
-                                          name=str(inst.get("name") or path.stem))
+    """An instance file as :func:`glns.datasets.read` reads it (EUC_2D, CEIL_2D, EXPLICIT)."""
+    return datasets.read(path, rounding=rounding, problem=problem)  # type: ignore[arg-type]
 
 
 @functools.lru_cache(maxsize=16)
