@@ -175,6 +175,22 @@ def test_regret_cache_equals_full_recomputation(kind, n, seed, capacity, frac, d
                                     {"k": k, "neighbours": neighbours})[0]
 
 
+@pytest.mark.parametrize("kind", ["cvrp", "ovrp"])
+@pytest.mark.parametrize("k, neighbours", [(2, 0), (3, 0), (2, 5)])
+def test_regret_cache_with_many_routes(kind, k, neighbours):
+    """About 90 routes, far more than the cheapest options a slot holds (TOP_HELD): held
+    options get dearer, drop out and are replaced, and the scores still equal a recomputation."""
+    problem, partial, removed = _case(kind, 150, 7, 10, 0.3)
+    assert len(partial) > 60
+    snapshots, complete = regret_trace(problem.core, partial, removed, k, neighbours)
+    data = problem.problem_data()
+    for snap in snapshots:
+        ref = twins.regret_reference(snap["routes"], list(snap["cache"]), data, k, neighbours)
+        assert {w: score for w, (_, _, score) in ref.items()} == snap["scores"]
+    twin = twins.regret_insertion(partial, removed, data, SplitMix64(0), k=k, neighbours=neighbours)
+    assert complete == twin
+
+
 def test_regret2_hand_computed_choice():
     """Depot (0,0); routes [1] with 1 at (2,0) and [2] with 2 at (0,2); removed 3 at (2,1) and
     4 at (1,1). Node 4 is cheaper to insert (2*sqrt(2) - 2 = 0.83 into either route: regret 0)

@@ -271,6 +271,13 @@ cdef int blink_insertion(Sol *s, const Inst *inst, const int *removed, int n_rem
 # Granular (g > 0): a node's candidates are the positions next to its g nearest neighbours;
 # when it has none (no routed neighbour with room) its cache holds all positions instead.
 
+cdef enum:
+    # Cheapest options held per VRP slot. Only the k cheapest are scored; holding more means a
+    # held option that gets dearer is usually replaced from the others held, not by an O(routes)
+    # rescan of the slot's row. The scores are the same whatever this is (>= 3).
+    TOP_HELD = 8
+
+
 ctypedef struct Regret:
     int k               # regret degree (2 or 3)
     int g               # granular neighbours per node (0: all positions)
@@ -284,9 +291,11 @@ ctypedef struct Regret:
                         # edge (-1: the one position of an empty tour)
     int *count          # TSP: edges cached per slot
     char *granular      # the slot caches granular candidates (else all positions)
-    double *top         # VRP: slot x 3, the three cheapest options (ascending), new route included
+    double *top         # VRP: slot x TOP_HELD, the cheapest options (ascending), new route included
     int *top_route      # their routes (-1: the new route)
-    int *n_top          # options held (1..3)
+    int *n_top          # options held (0..TOP_HELD)
+    char *top_all       # the held options are all the slot's options (else: every option not
+                        # held costs at least as much as the dearest held one)
     int *missing        # options missing among the k best (each worth M)
     double *regret      # the regret without the M terms
     double *first       # the cheapest option
@@ -388,17 +397,21 @@ cdef void _vrp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept 
 
 
 cdef void _top_offer(Regret *st, int i, double c, int r) noexcept nogil:
-    """Offer option (cost c, route r; -1 = a new route) to slot i's three cheapest options."""
-    cdef double *tc = &st.top[3 * i]
-    cdef int *tr = &st.top_route[3 * i]
+    """Option (cost c, route r; -1 = a new route), not held, is new or got cheaper: hold it when
+    it is among slot i's cheapest (the dearest held option drops out when all are taken)."""
+    cdef double *tc = &st.top[TOP_HELD * i]
+    cdef int *tr = &st.top_route[TOP_HELD * i]
     cdef int n = st.n_top[i]
     cdef int j = n, t
+    if not st.top_all[i] and (n == 0 or c >= tc[n - 1]):
+        return              # options not held may be cheaper than c: leave it out
     while j > 0 and c < tc[j - 1]:
         j -= 1
-    if j >= 3:
-        return
-    if n == 3:
-        n = 2               # the third drops out
+    if n == TOP_HELD:       # the dearest drops out (c itself when it is that): from now on
+        st.top_all[i] = False   # not every option is held
+        if j == TOP_HELD:
+            return
+        n -= 1
     for t in range(n, j, -1):
         tc[t] = tc[t - 1]
         tr[t] = tr[t - 1]
@@ -408,15 +421,16 @@ cdef void _top_offer(Regret *st, int i, double c, int r) noexcept nogil:
 
 
 cdef inline void _vrp_score(Regret *st, int i) noexcept nogil:
-    _score(st, i, &st.top[3 * i], st.n_top[i])
+    _score(st, i, &st.top[TOP_HELD * i], st.n_top[i])
 
 
 cdef void _top_rebuild(Regret *st, const Sol *s, const Inst *inst, int i) noexcept nogil:
-    """Slot i's three cheapest options (and its score) from its whole cache row. O(routes)."""
+    """Slot i's cheapest options (and its score) from its whole cache row. O(routes)."""
     cdef const double *c = &st.cost[i * st.cols]
     cdef const int *p = &st.where[i * st.cols]
     cdef int r
     st.n_top[i] = 0
+    st.top_all[i] = True
     _top_offer(st, i, new_route_cost(inst, st.node[i]), -1)
     for r in range(s.n_routes):
         if p[r] >= 0:
@@ -428,28 +442,35 @@ cdef void _top_change(Regret *st, const Sol *s, const Inst *inst, int i, int r, 
                       double new_c, int new_p) noexcept nogil:
     """Route r's entry of slot i went from old_c to new_c (new_p < 0: no option any more).
 
-    Held options keep being the three cheapest unless a held one gets dearer or disappears;
-    only then is the row rescanned.
+    The held options stay the cheapest ones: a held option that disappears is dropped, one
+    that gets dearer is dropped and offered again. The row is rescanned only when fewer than
+    k options are left held and others exist.
     """
-    cdef double *tc = &st.top[3 * i]
-    cdef int *tr = &st.top_route[3 * i]
-    cdef int j = 0
-    cdef double t
-    while j < st.n_top[i] and tr[j] != r:
+    cdef double *tc = &st.top[TOP_HELD * i]
+    cdef int *tr = &st.top_route[TOP_HELD * i]
+    cdef int n = st.n_top[i]
+    cdef int j = 0, t
+    while j < n and tr[j] != r:
         j += 1
-    if j < st.n_top[i]:
+    if j < n:
         if new_p < 0 or new_c > old_c:
-            _top_rebuild(st, s, inst, i)
-            return
-        tc[j] = new_c
-        while j > 0 and tc[j] < tc[j - 1]:
-            t = tc[j]
-            tc[j] = tc[j - 1]
-            tc[j - 1] = t
-            tr[j], tr[j - 1] = tr[j - 1], tr[j]
-            j -= 1
+            for t in range(j, n - 1):
+                tc[t] = tc[t + 1]
+                tr[t] = tr[t + 1]
+            st.n_top[i] = n - 1
+            if new_p >= 0:
+                _top_offer(st, i, new_c, r)
+        else:
+            tc[j] = new_c
+            while j > 0 and tc[j] < tc[j - 1]:
+                tc[j], tc[j - 1] = tc[j - 1], tc[j]
+                tr[j], tr[j - 1] = tr[j - 1], tr[j]
+                j -= 1
     elif new_p >= 0:
         _top_offer(st, i, new_c, r)
+    if not st.top_all[i] and st.n_top[i] < st.k:
+        _top_rebuild(st, s, inst, i)
+        return
     _vrp_score(st, i)
 
 
@@ -689,14 +710,15 @@ cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
     st.missing = <int *> malloc(slots * sizeof(int))
     st.regret = <double *> malloc(slots * sizeof(double))
     st.first = <double *> malloc(slots * sizeof(double))
-    st.top = <double *> malloc(3 * slots * sizeof(double))
-    st.top_route = <int *> malloc(3 * slots * sizeof(int))
+    st.top = <double *> malloc(TOP_HELD * slots * sizeof(double))
+    st.top_route = <int *> malloc(TOP_HELD * slots * sizeof(int))
     st.n_top = <int *> malloc(slots * sizeof(int))
+    st.top_all = <char *> malloc(slots * sizeof(char))
     try:
         if (st.todo == NULL or st.node == NULL or st.cost == NULL or st.where == NULL
                 or st.count == NULL or st.granular == NULL or st.missing == NULL
                 or st.regret == NULL or st.first == NULL or st.top == NULL
-                or st.top_route == NULL or st.n_top == NULL):
+                or st.top_route == NULL or st.n_top == NULL or st.top_all == NULL):
             with gil:
                 raise MemoryError()
         for i in range(m):
@@ -747,6 +769,7 @@ cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
         free(st.top)
         free(st.top_route)
         free(st.n_top)
+        free(st.top_all)
     return 0
 
 

@@ -35,7 +35,7 @@ from glns.rng import run_seed
 from glns.solve import stop_settings
 from glns.sandbox.evaluation import failure_message, operator_wires, solve_task, solve_tasks
 
-__all__ = ["solve_many", "TaskFailure", "BatchError", "RETRYABLE", "NO_DEADLINE"]
+__all__ = ["solve_many", "run_solve_tasks", "TaskFailure", "BatchError", "RETRYABLE", "NO_DEADLINE"]
 
 logger = logging.getLogger(__name__)
 
@@ -158,49 +158,60 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
     wires = operator_wires(destroy, repair, {p.kind for p in instances})
     seeds = [run_seed(seed, i) for i in range(len(instances))]
     tasks = solve_tasks(instances, seeds, wires, iterations, params, time_limit, no_improvement)
-    deadline = task_timeout or NO_DEADLINE
     report = _ProgressLine(len(tasks)) if progress is True else (progress or None)
+    # the arguments are all checked: only now start workers (or a Ray runtime) if needed
+    with contextlib.nullcontext(executor) if executor is not None \
+            else make_executor(backend, workers, address=address) as ex:
+        out = run_solve_tasks(ex, tasks, seeds, [task_timeout or NO_DEADLINE] * len(tasks), retries, report)
+    failures = [res for res in out if isinstance(res, TaskFailure)]
+    if failures and errors == "raise":
+        raise BatchError(failures, out)
+    return out
+
+
+def run_solve_tasks(ex: Executor, tasks: list[tuple], seeds: list[int], deadlines: list[float],
+                    retries: int = 1, report: Callable[[int, int, int], None] | None = None
+                    ) -> list[Result | TaskFailure]:
+    """Run :func:`glns.sandbox.evaluation.solve_task` on each of `tasks` on `ex`; results in
+    order, a :class:`TaskFailure` in place of each failed run.
+
+    deadlines: seconds after which each task's worker is killed. A task whose worker died
+    (segfault, OOM kill) runs up to `retries` more times; other failures are deterministic.
+    report(done, total, failed) is called after every finished task.
+    """
     final: list[TaskResult | None] = [None] * len(tasks)
     attempts = [0] * len(tasks)
     counts = {"done": 0, "failed": 0}
     pending = list(range(len(tasks)))
-    # the arguments are all checked: only now start workers (or a Ray runtime) if needed
-    with contextlib.nullcontext(executor) if executor is not None \
-            else make_executor(backend, workers, address=address) as ex:
-        for attempt in range(int(retries) + 1):
-            if not pending:
-                break
-            last = attempt == retries
+    for attempt in range(int(retries) + 1):
+        if not pending:
+            break
+        last = attempt == retries
 
-            def on_result(j: int, res: TaskResult, pending: list[int] = pending, last: bool = last) -> None:
-                i = pending[j]
-                attempts[i] += 1
-                if res.ok or last or res.status not in RETRYABLE:
-                    counts["done"] += 1
-                    counts["failed"] += not res.ok
-                    if report is not None:
-                        report(counts["done"], len(tasks), counts["failed"])
+        def on_result(j: int, res: TaskResult, pending: list[int] = pending, last: bool = last) -> None:
+            i = pending[j]
+            attempts[i] += 1
+            if res.ok or last or res.status not in RETRYABLE:
+                counts["done"] += 1
+                counts["failed"] += not res.ok
+                if report is not None:
+                    report(counts["done"], len(tasks), counts["failed"])
 
-            answers = ex.map(solve_task, [tasks[i] for i in pending], timeout=deadline, on_result=on_result)
-            for i, res in zip(pending, answers):
-                final[i] = res
-            pending = [i for i in pending if final[i].status in RETRYABLE]   # type: ignore[union-attr]
-            if pending and not last:
-                logger.warning("solve_many: %d task(s) lost their worker (first: instance %d, %s); "
-                               "running them again", len(pending), pending[0],
-                               final[pending[0]].message)  # type: ignore[union-attr]
-
+        answers = ex.map(solve_task, [tasks[i] for i in pending], timeout=[deadlines[i] for i in pending],
+                         on_result=on_result)
+        for i, res in zip(pending, answers):
+            final[i] = res
+        pending = [i for i in pending if final[i].status in RETRYABLE]   # type: ignore[union-attr]
+        if pending and not last:
+            logger.warning("solve_many: %d task(s) lost their worker (first: instance %d, %s); "
+                           "running them again", len(pending), pending[0],
+                           final[pending[0]].message)  # type: ignore[union-attr]
     out: list[Any] = []
-    failures = []
     for i, res in enumerate(final):
         assert res is not None
         if res.ok:
             res.value.extra.update(task_seconds=res.seconds, attempts=attempts[i])
             out.append(res.value)
         else:
-            failures.append(TaskFailure(i, seeds[i], res.status, failure_message(res, deadline),
-                                        attempts[i]))
-            out.append(failures[-1])
-    if failures and errors == "raise":
-        raise BatchError(failures, out)
+            out.append(TaskFailure(i, seeds[i], res.status, failure_message(res, deadlines[i]), attempts[i]))
     return out

@@ -28,7 +28,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from glns.batch import make_executor, solve_many
-from glns.batch.solve_many import NO_DEADLINE, RETRYABLE, TaskFailure
+from glns.batch.solve_many import NO_DEADLINE, TaskFailure, run_solve_tasks
 from glns.benchmark.solvers import SolverSpec
 from glns.benchmark.suites import Group
 from glns.executors import check_workers, usable_cores
@@ -36,7 +36,7 @@ from glns.params import SolveParams
 from glns.problems import Problem
 from glns.result import Result
 from glns.rng import run_seed
-from glns.sandbox.evaluation import failure_message, operator_wires, solve_task, solve_tasks
+from glns.sandbox.evaluation import failure_message, operator_wires, solve_tasks
 
 __all__ = ["Settings", "run_benchmark", "baseline_task", "glns_curve", "operator_stats"]
 
@@ -262,39 +262,15 @@ def _run_glns(ex: Any, group: Group, spec: SolverSpec, settings: Settings,
 
 def _solve_each(ex: Any, group: Group, spec: SolverSpec, settings: Settings, budgets: list[dict[str, Any]],
                 seeds: list[int], on_task: Callable[[bool], None]) -> list[Result | TaskFailure]:
-    """solve_many's runs (the same tasks) with a budget, deadline and seed per instance:
-    solve_many takes one budget per call and numbers the seeds 0, 1, ..., and a call per
-    instance would leave cores idle. A run whose worker died is run once more, as solve_many
-    does."""
+    """solve_many's runs, with a budget, deadline and seed per instance (solve_many takes one
+    budget per call and numbers the seeds 0, 1, ...; a call per instance would leave cores
+    idle)."""
     params = spec.params if spec.params is not None else SolveParams()
     wires = operator_wires(spec.destroy, spec.repair, {group.problem})
     tasks = [solve_tasks([p], [s], wires, b.get("iterations"), params, b.get("time_limit"))[0]
              for p, s, b in zip(group.instances, seeds, budgets)]
     deadlines = [settings.timeout_of(b) or NO_DEADLINE for b in budgets]
-    final: list[Any] = [None] * len(tasks)
-    attempts = [0] * len(tasks)
-    pending = list(range(len(tasks)))
-    for attempt in range(2):
-        def on_result(j: int, res: Any, pending: list[int] = pending, last: bool = attempt == 1) -> None:
-            attempts[pending[j]] += 1
-            if res.ok or last or res.status not in RETRYABLE:
-                on_task(res.ok)
-
-        answers = ex.map(solve_task, [tasks[i] for i in pending], timeout=[deadlines[i] for i in pending],
-                         on_result=on_result)
-        for i, res in zip(pending, answers):
-            final[i] = res
-        pending = [i for i in pending if final[i].status in RETRYABLE]
-        if not pending:
-            break
-    out: list[Result | TaskFailure] = []
-    for i, res in enumerate(final):
-        if res.ok:
-            res.value.extra.update(task_seconds=res.seconds, attempts=attempts[i])
-            out.append(res.value)
-        else:
-            out.append(TaskFailure(i, seeds[i], res.status, failure_message(res, deadlines[i]), attempts[i]))
-    return out
+    return run_solve_tasks(ex, tasks, seeds, deadlines, report=_failure_tracker(on_task))
 
 
 def _run_baseline(ex: Any, group: Group, spec: SolverSpec, settings: Settings,
