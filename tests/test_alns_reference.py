@@ -71,3 +71,24 @@ def test_bookkeeping_identities():
     assert res.synergy.sum() == pytest.approx(sum(st.fitness for st in res.destroy_stats))
     assert res.synergy.sum(axis=1) == pytest.approx([st.fitness for st in res.destroy_stats])
     assert res.synergy.sum(axis=0) == pytest.approx([st.fitness for st in res.repair_stats])
+
+
+@pytest.mark.parametrize("kind, n", [("tsp", 399), ("tsp", 400), ("tsp", 450), ("cvrp", 450)])
+def test_reference_cost_matches_twin_on_both_sides_of_the_granular_threshold(kind, n):
+    from glns._core._alns import REFERENCE_GRANULAR, reference_cost as native_reference_cost
+    from glns.reference import reference_cost
+
+    problem = glns.datasets.generate(kind, n, 3)
+    native = native_reference_cost(problem.core, 11)
+    assert native == reference_cost(problem, 11)
+    # the granular construction of a large tour differs from the full greedy one (and on fewer
+    # cities, or with a depot, it is the full greedy one)
+    granular = kind == "tsp" and n >= REFERENCE_GRANULAR[0]
+    from glns.operators.seeds import BY_PROBLEM
+    from glns.problems.solutions import shuffled_nodes, solution_cost
+    from glns.rng import SplitMix64
+
+    rng = SplitMix64(11)
+    full = solution_cost(problem, BY_PROBLEM[kind].greedy_insertion(
+        [], shuffled_nodes(problem, rng), problem.problem_data(), rng))
+    assert (native != full) == granular

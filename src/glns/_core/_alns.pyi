@@ -9,6 +9,8 @@ from glns._core._settings import RunSettings
 class OperatorTimeout(BaseException):
     """Raised inside a Python operator that ran past its time limit."""
 
+REFERENCE_GRANULAR: tuple[int, int]
+
 def reference_cost(inst: CoreInstance, seed: int = 0) -> float: ...
 def run_alns(inst: CoreInstance, destroy_ops: list[Any], repair_ops: list[Any],
              settings: RunSettings, seed: int, initial: Any = None) -> RunResult: ...
