@@ -18,10 +18,9 @@ import numpy as np
 
 from glns._core._alns import REFERENCE_GRANULAR
 from glns.operators.library.repair import blink_insertion
-from glns.operators.seeds import BY_PROBLEM
 from glns.params import FixedTemperature, SolveParams
 from glns.problems import Problem
-from glns.problems.solutions import matrix_cost, random_solution, shuffled_nodes, solution_cost
+from glns.problems.solutions import matrix_cost, random_solution, solution_cost
 from glns.rng import SplitMix64
 
 __all__ = ["solution_cost", "matrix_cost", "random_solution", "reference_cost", "reference_alns"]
@@ -31,16 +30,13 @@ _REFERENCE_SEED_XOR = 0x5DEECE66D
 
 
 def reference_cost(problem: Problem, seed: int) -> float:
-    """Twin of the core's cost scale: greedy insertion of all nodes in a random order (on a
-    large tour next to each city's nearest cities only, as blink insertion without blinks)."""
-    rng = SplitMix64(seed)
+    """Twin of the core's cost scale: blink insertion of all nodes in a random order without
+    blinks (greedy insertion after the shuffle); on a large tour next to each city's nearest."""
     n0, g = REFERENCE_GRANULAR
-    if not problem.has_depot and problem.n_customers >= n0:
-        nodes = list(range(problem.first_node, problem.n_nodes))
-        sol = blink_insertion([], nodes, problem.problem_data(), rng, order=0, blink_rate=0.0, neighbours=g)
-        return solution_cost(problem, sol)
-    order = shuffled_nodes(problem, rng)
-    sol = BY_PROBLEM[problem.kind].greedy_insertion([], order, problem.problem_data(), rng)
+    granular = not problem.has_depot and problem.n_customers >= n0
+    nodes = list(range(problem.first_node, problem.n_nodes))
+    sol = blink_insertion([], nodes, problem.problem_data(), SplitMix64(seed), order=0, blink_rate=0.0,
+                          neighbours=g if granular else 0)
     return solution_cost(problem, sol)
 
 

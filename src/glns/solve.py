@@ -27,13 +27,16 @@ __all__ = ["solve", "default_portfolio", "DEFAULT_DESTROY", "DEFAULT_REPAIR", "L
 # ending with the native local search. With SolveParams' default destroy range
 # (20-60 % of the nodes, at most 60) and scale-aware annealing.
 DEFAULT_DESTROY = (_ops.native("string_removal"),)
-DEFAULT_REPAIR = (_ops.native("blink_insertion", order=4, local_search=1),
-                  _ops.native("regret_insertion", k=2, local_search=1))
+_REPAIR_SETTINGS = (("blink_insertion", {"order": 4, "local_search": 1}),
+                    ("regret_insertion", {"k": 2, "local_search": 1}))
+DEFAULT_REPAIR = tuple(_ops.native(name, **kw) for name, kw in _REPAIR_SETTINGS)
 #: (n0, g): on a tour (TSP) of at least n0 cities the default repairs are granular, each city
 #: tried only next to its g nearest neighbours. Measured at n/100 x 2.4 s (docs/portfolio.md):
-#: d2103 2.22 % -> 0.37 %, 9x the iterations; on VRP the full scan stays better (X-n1001-k43
-#: 0.62 % full, 0.97 % with g = 30), and at 500 iterations on TSP100/200 it is slightly better too.
+#: d2103 2.22 % -> 0.37 %, 9x the iterations. The full scan stays better on VRP (X-n1001-k43
+#: 0.62 % full, 0.97 % with g = 30) and at 500 iterations on TSP100/200.
 LARGE_TOUR_NEIGHBOURS = (400, 20)
+_LARGE_TOUR_REPAIR = tuple(_ops.native(name, **kw, neighbours=LARGE_TOUR_NEIGHBOURS[1])
+                           for name, kw in _REPAIR_SETTINGS)
 #: iteration budget when neither iterations nor time_limit nor no_improvement is given
 DEFAULT_ITERATIONS = 5000
 
@@ -58,16 +61,9 @@ def default_portfolio(problem: Problem) -> tuple[tuple[_ops.Operator, ...], tupl
     """The (destroy, repair) operators :func:`solve` runs on `problem` when given none:
     ``DEFAULT_DESTROY`` / ``DEFAULT_REPAIR``, with granular repairs on a large tour
     (``LARGE_TOUR_NEIGHBOURS``)."""
-    n0, g = LARGE_TOUR_NEIGHBOURS
-    if problem.has_depot or problem.n_customers < n0:
+    if problem.has_depot or problem.n_customers < LARGE_TOUR_NEIGHBOURS[0]:
         return DEFAULT_DESTROY, DEFAULT_REPAIR
-    return DEFAULT_DESTROY, tuple(_with_param(op, "neighbours", g) for op in DEFAULT_REPAIR)
-
-
-def _with_param(op: _ops.Operator, name: str, value: float) -> _ops.Operator:
-    """Native operator `op` with parameter `name` set to `value`."""
-    names = [p.name for p in _ops.NATIVE_OPERATORS[op.native_name].all_params]
-    return _ops.native(op.native_name, **{**dict(zip(names, op.params)), name: value})
+    return DEFAULT_DESTROY, _LARGE_TOUR_REPAIR
 
 
 def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,

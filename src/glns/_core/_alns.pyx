@@ -23,7 +23,7 @@ from glns._core._solution cimport (
     sol_clear,
 )
 from glns._core._operator cimport NativeOp, NativeOperator, run_destroy, run_repair
-from glns._core._repair cimport greedy_insertion, blink_insertion, ORDER_RANDOM
+from glns._core._repair cimport blink_insertion, ORDER_RANDOM
 from glns._core._kind cimport is_tour
 from glns._core._settings cimport RunSettings, FixedSchedule, AutoSchedule
 from glns._core._result cimport OperatorRecord, RunResult
@@ -236,30 +236,23 @@ REFERENCE_GRANULAR = (REFERENCE_TOUR_NODES, REFERENCE_NEIGHBOURS)
 cdef double greedy_reference_cost(CoreInstance inst, uint64_t seed) except? -1:
     """Cost of greedy insertion of all nodes in random order: the cost scale of the instance.
 
-    On a tour of REFERENCE_TOUR_NODES cities or more it is blink insertion in a random order
-    without blinks, next to each city's REFERENCE_NEIGHBOURS nearest (the same shuffle)."""
+    It is blink insertion in a random order without blinks (the same choices as
+    greedy_insertion after the same shuffle); on a tour of REFERENCE_TOUR_NODES cities or more
+    each city is tried only next to its REFERENCE_NEIGHBOURS nearest."""
     cdef Solution sol = Solution(inst)
     cdef uint64_t state = seed
     cdef int m = inst.n - inst.c.first
-    cdef int *order = <int *> PyMem_Malloc(max(m, 1) * sizeof(int))
-    cdef int i, j, t
+    cdef int g = REFERENCE_NEIGHBOURS if (is_tour(&inst.c) and m >= REFERENCE_TOUR_NODES) else 0
+    cdef int *nodes = <int *> PyMem_Malloc(max(m, 1) * sizeof(int))
+    cdef int i
     try:
         for i in range(m):
-            order[i] = inst.c.first + i
-        if is_tour(&inst.c) and m >= REFERENCE_TOUR_NODES:
-            sol_clear(&sol.s, &inst.c)
-            blink_insertion(&sol.s, &inst.c, order, m, ORDER_RANDOM, 0.0, REFERENCE_NEIGHBOURS, &state)
-            return sol_cost(&sol.s, &inst.c)
-        for i in range(m - 1, 0, -1):
-            j = rng_below(&state, i + 1)
-            t = order[i]
-            order[i] = order[j]
-            order[j] = t
+            nodes[i] = inst.c.first + i
         sol_clear(&sol.s, &inst.c)
-        greedy_insertion(&sol.s, &inst.c, order, m)
+        blink_insertion(&sol.s, &inst.c, nodes, m, ORDER_RANDOM, 0.0, g, &state)
         return sol_cost(&sol.s, &inst.c)
     finally:
-        PyMem_Free(order)
+        PyMem_Free(nodes)
 
 
 def reference_cost(CoreInstance inst not None, uint64_t seed=0) -> float:
