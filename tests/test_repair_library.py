@@ -7,14 +7,16 @@ completed solution must route each node exactly once and respect the capacity.
 
 import math
 
+import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 import glns
 from glns._core._native_ops import apply_destroy, apply_repair
 from glns._core._repair import regret_trace
 from glns.operators.library import repair as twins
 from glns.operators.seeds import BY_PROBLEM
+from glns.problems import base as problem_base
 from glns.reference import random_solution, solution_cost
 from glns.rng import SplitMix64
 
@@ -286,3 +288,65 @@ def test_library_repair_in_solve(kind, name):
     problem.check(result.solution)
     assert result.cost == pytest.approx(problem.cost(result.solution))
     assert result.repair_stats[0].calls == 50 and result.repair_stats[0].failures == 0
+
+
+# ------------------------------------------------------------------------------------------
+# The route scan on every kind of distance source: the symmetric fast path (two distances per
+# position, from a matrix or on demand from coordinates) and the asymmetric one must choose as
+# the twins do.
+
+def _asymmetric(kind, n, seed, capacity):
+    """A random asymmetric matrix (no triangle inequality either)."""
+    rs = np.random.default_rng(seed)
+    m = n if kind == "tsp" else n + 1
+    d = rs.random((m, m))
+    np.fill_diagonal(d, 0.0)
+    if kind == "tsp":
+        return glns.TSP(distances=d)
+    q = np.r_[0, rs.integers(1, 10, n)]
+    return (glns.CVRP if kind == "cvrp" else glns.OVRP)(distances=d, demands=q, capacity=capacity)
+
+
+def _on_demand(kind, n, seed, capacity, monkeypatch):
+    """Coordinates whose core computes distances on demand (nint, so that ties happen)."""
+    monkeypatch.setattr(problem_base, "DENSE_CORE_NODES", 0)
+    rs = np.random.default_rng(seed)
+    xy = np.floor(rs.random((n + (kind != "tsp"), 2)) * 30)
+    if kind == "tsp":
+        problem = glns.TSP(xy, rounding="nint")
+    else:
+        q = np.r_[0, rs.integers(1, 10, n)]
+        problem = (glns.CVRP if kind == "cvrp" else glns.OVRP)(xy, q, capacity, rounding="nint")
+    assert problem.core.on_demand
+    return problem
+
+
+@pytest.mark.parametrize("source", ["asymmetric", "on_demand"])
+@pytest.mark.parametrize("kind", KINDS)
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(2, 40), seed=st.integers(0, 10**6), frac=st.floats(0.0, 1.0),
+       capacity=st.sampled_from([9, 15, 50]), blink_rate=st.sampled_from([0.0, 0.2]))
+def test_repairs_match_twins_on_every_distance_source(monkeypatch, source, kind, n, seed, frac,
+                                                      capacity, blink_rate):
+    if source == "asymmetric":
+        problem = _asymmetric(kind, n, seed, capacity)
+        assert not problem.core.symmetric
+    else:
+        problem = _on_demand(kind, n, seed, capacity, monkeypatch)
+    x = random_solution(problem, SplitMix64(seed + 99))
+    k = max(1, int(round(frac * problem.n_customers)))
+    removed, partial, _ = apply_destroy("random_removal", problem.core, x, k, seed + 1)
+    data = problem.problem_data()
+    cases = [("blink_insertion", {"order": 0, "blink_rate": blink_rate, "neighbours": 0},
+              twins.blink_insertion),
+             ("regret_insertion", {"k": 2, "neighbours": 0}, twins.regret_insertion)]
+    for name, params, twin in cases:
+        complete, state = apply_repair(name, problem.core, partial, removed, seed, params)
+        rng = SplitMix64(seed)
+        assert complete == twin(partial, removed, data, rng, **params), name
+        assert state == rng.state, name
+        _assert_complete(problem, complete)
+    complete, state = apply_repair("greedy_insertion", problem.core, partial, removed, seed, {})
+    rng = SplitMix64(seed)
+    assert complete == BY_PROBLEM[kind].greedy_insertion(partial, removed, data, rng)
+    assert state == rng.state
