@@ -375,7 +375,7 @@ cdef inline bint _goes_before(const Regret *st, int i, int j) noexcept nogil:
 
 # -- VRP: one cache entry per (node, route) ---------------------------------------------------
 
-cdef void _vrp_route_full(Regret *st, const Sol *s, const Inst *inst, int v, int r, double *c,
+cdef void _vrp_route_full(const Sol *s, const Inst *inst, int v, int r, double *c,
                           int *p) noexcept nogil:
     """v's cheapest position in route r (first on ties); none when r lacks room."""
     if _fits(s, inst, v, r):
@@ -426,7 +426,7 @@ cdef void _vrp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept 
     st.granular[i] = found
     if not found:
         for r in range(s.n_routes):
-            _vrp_route_full(st, s, inst, v, r, &c[r], &p[r])
+            _vrp_route_full(s, inst, v, r, &c[r], &p[r])
 
 
 cdef void _top_offer(Regret *st, int i, double c, int r) noexcept nogil:
@@ -550,7 +550,7 @@ cdef void _vrp_update(Regret *st, const Sol *s, const Inst *inst, int i, int r, 
         if st.granular[i]:
             _vrp_route_granular(s, inst, v, r, st.g, &new_c, &new_p)
         else:
-            _vrp_route_full(st, s, inst, v, r, &new_c, &new_p)
+            _vrp_route_full(s, inst, v, r, &new_c, &new_p)
     else:
         new_c = old_c
         new_p = old_p + 1 if old_p > pu else old_p
