@@ -52,3 +52,86 @@ def test_core_instance_keeps_a_read_only_table_and_symmetry_flag():
 def test_one_routable_node_has_no_neighbours():
     problem = glns.CVRP(np.array([[0.0, 0.0], [1.0, 1.0]]), [0, 1], 5)
     assert problem.core.neighbours.shape == (2, 0)
+
+
+# ------------------------------------------------------------------------------------------
+# The compact table of the first columns, and quadrant candidate lists
+
+def test_near_is_the_first_columns_in_a_table_of_their_own():
+    for problem in (make_problem("cvrp", 150, 3, 50), make_problem("tsp", 12, 4, 0)):
+        core = problem.core
+        near = core.near
+        assert near.shape[1] == min(20, core.neighbours.shape[1])
+        assert np.array_equal(near, core.neighbours[:, :near.shape[1]])
+        assert near.flags.c_contiguous and not near.flags.writeable
+
+
+def _layout(name, n, rs):
+    if name == "uniform":
+        return rs.rand(n, 2) * 1000.0
+    if name == "grid":                        # integer points: many equal distances and dx = 0
+        return rs.randint(0, 9, size=(n, 2)).astype(float)
+    if name == "line":                        # two quadrants empty for every point
+        return np.c_[rs.rand(n), np.zeros(n)]
+    if name == "clusters":                    # tight clusters far apart (as fl1577)
+        centres = rs.rand(5, 2) * 1000.0
+        return centres[rs.randint(0, 5, n)] + rs.rand(n, 2) * 10.0
+    xy = rs.rand(n, 2) * [1000.0, 1.0]        # flat, the depot far outside
+    xy[0] = [5000.0, -300.0]
+    return xy
+
+
+@pytest.mark.parametrize("layout", ["uniform", "grid", "line", "clusters", "outlier"])
+@pytest.mark.parametrize("rounding", ["exact", "nint"])
+@pytest.mark.parametrize("first", [0, 1])
+def test_quadrant_candidates_equal_the_reference(layout, rounding, first):
+    from glns._core._grid import coordinate_neighbours, quadrant_candidates as native
+    from glns.neighbours import quadrant_candidates
+    from glns.problems import euclidean_distances
+
+    rs = np.random.RandomState(sum(map(ord, layout + rounding)) + first)   # stable across runs
+    for n in (2, 3, 9, 40, 300):
+        xy = _layout(layout, n, rs)
+        dense = euclidean_distances(xy, rounding)
+        for k, columns, per_quadrant, reach in ((8, 8, 2, 2.0), (30, 20, 5, 3.0),
+                                                (30, 12, 5, np.inf), (5, 20, 1, 1.0)):
+            nearest = coordinate_neighbours(xy, first, k, rounding == "nint")
+            expected = quadrant_candidates(xy, dense, nearest, first, columns, per_quadrant, reach)
+            got = native(xy, nearest, first, columns, per_quadrant, reach, rounding == "nint")
+            assert got.dtype == np.int32 and got.shape == expected.shape
+            assert np.array_equal(got, expected), (n, k, columns, per_quadrant, reach)
+
+
+def test_quadrant_candidates_reach_other_clusters():
+    """Two clusters: a city's nearest all lie in its own cluster, its quadrant candidates
+    include the nearest cities of the other one (what the lists are for)."""
+    from glns._core._grid import coordinate_neighbours, quadrant_candidates
+
+    rs = np.random.RandomState(5)
+    xy = np.r_[rs.rand(60, 2), rs.rand(60, 2) + [50.0, 0.0]]
+    nearest = coordinate_neighbours(xy, 0, 30, False)
+    assert (nearest[:60] < 60).all()
+    cand = quadrant_candidates(xy, nearest, 0, 20, 5, np.inf, False)
+    east = xy[:60, 0].argmax()                # the western cluster's easternmost city
+    assert (cand[east] >= 60).any()
+    assert len(set(cand[east].tolist())) == 20
+
+
+def test_tours_on_demand_get_quadrant_candidates(monkeypatch):
+    """A tour computed on demand: `near` is the quadrant table; a VRP keeps the nearest."""
+    from glns.neighbours import quadrant_candidates
+    from glns.problems import base as problem_base, euclidean_distances
+
+    monkeypatch.setattr(problem_base, "DENSE_CORE_NODES", 0)
+    rs = np.random.RandomState(8)
+    xy = _layout("clusters", 150, rs)
+    tour = glns.TSP(xy, rounding="nint")
+    core = tour.core
+    assert core.on_demand
+    expected = quadrant_candidates(xy, euclidean_distances(xy, "nint"), core.neighbours, 0, 20, 5,
+                                   np.inf)
+    assert np.array_equal(core.near, expected)
+    assert not np.array_equal(core.near, core.neighbours[:, :20])    # the lists do differ
+    vrp = glns.CVRP(xy, np.r_[0, np.ones(149, dtype=int)], 10)
+    assert vrp.core.on_demand
+    assert np.array_equal(vrp.core.near, vrp.core.neighbours[:, :20])

@@ -350,3 +350,33 @@ def test_repairs_match_twins_on_every_distance_source(monkeypatch, source, kind,
     rng = SplitMix64(seed)
     assert complete == BY_PROBLEM[kind].greedy_insertion(partial, removed, data, rng)
     assert state == rng.state
+
+
+@settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(seed=st.integers(0, 10**6), frac=st.floats(0.02, 0.3), g=st.sampled_from([5, 20, 40]))
+def test_granular_repairs_and_local_search_on_quadrant_candidates(monkeypatch, seed, frac, g):
+    """On a tour computed on demand the core's candidates have neighbours in every quadrant;
+    given that table the twins (repairs and local search) make the same choices."""
+    from glns._core._local_search import local_search_py
+    from glns.operators.library.local_search import local_search
+
+    monkeypatch.setattr(problem_base, "DENSE_CORE_NODES", 0)
+    rs = np.random.default_rng(seed)
+    xy = rs.random((5, 2))[rs.integers(0, 5, 120)] * 1000 + rs.random((120, 2)) * 20  # clusters
+    problem = glns.TSP(xy, rounding="nint")
+    core = problem.core
+    assert core.on_demand and not np.array_equal(core.near, core.neighbours[:, :20])
+    x = random_solution(problem, SplitMix64(seed))
+    k = max(1, int(round(frac * problem.n_customers)))
+    removed, partial, _ = apply_destroy("random_removal", core, x, k, seed + 1)
+    data = problem.problem_data()
+    for name, params, twin in (("blink_insertion", {"order": 0, "blink_rate": 0.1, "neighbours": g},
+                                twins.blink_insertion),
+                               ("regret_insertion", {"k": 2, "neighbours": g}, twins.regret_insertion)):
+        complete, state = apply_repair(name, core, partial, removed, seed, params)
+        rng = SplitMix64(seed)
+        assert complete == twin(partial, removed, data, rng, candidates=core.near, **params), name
+        assert state == rng.state
+    touched = list(removed)
+    assert local_search_py(core, complete, touched) == local_search(complete, data, touched,
+                                                                     neighbours=core.near)

@@ -1,16 +1,19 @@
-# Nearest-neighbour lists from coordinates in O(n log n)-ish time and O(n * K) memory, with
-# the result of glns.neighbours.nearest_neighbours on the dense matrix, entry for entry.
+# Neighbour lists from coordinates in O(n log n)-ish time and O(n * K) memory, each equal,
+# entry for entry, to its plain-Python reference in glns.neighbours.
 #
 # The routable points are bucketed into a uniform grid of about two points per cell. For each
 # node the cells are visited in square rings around its cell; after each ring every point not
 # yet seen is at least R away (R: the distance from the node to the border of the visited
-# block, minus a margin for rounding). The search stops once K candidates are known and the
-# K-th smallest key (distance, as _distance.dist computes it, then node id) is below the key
-# of R: every unseen point then ranks after it. Keys are the core's own distances, so the
-# ranking (ties by node id included) is exactly the dense one.
+# block, minus a margin for rounding), so its key (distance, as _distance.dist computes it,
+# then node id) ranks after every key below rounded(R). Keys are the core's own distances, so
+# rankings (ties by node id included) are exactly the dense ones.
+#
+# coordinate_neighbours: the K nearest (the search stops once the K-th key is below R).
+# quadrant_candidates: the nearest few in each quadrant around the node, within a reach (the
+# search stops once every quadrant's last one is below R, or R is beyond the reach).
 import numpy as np
 
-from libc.math cimport floor, sqrt, fabs
+from libc.math cimport floor, sqrt, fabs, INFINITY
 from libc.stdlib cimport malloc, realloc, free, qsort
 
 from glns._core._keyed cimport Keyed, keyed_cmp
@@ -30,22 +33,21 @@ cdef inline double rounded(double d, bint nint) noexcept nogil:
     return floor(d + 0.5) if nint else d
 
 
-def coordinate_neighbours(coords, int first, int max_neighbours, bint nint) -> np.ndarray:
-    """For every node, the routable nodes (ids >= first) other than itself, nearest first
-    (ties by node id), at most `max_neighbours` of them: the same (n, K) int32 table as
-    ``glns.neighbours.nearest_neighbours`` on the matrix of on-demand distances."""
-    xy_arr = np.ascontiguousarray(coords, dtype=np.float64)
-    cdef const double[:, ::1] xyv = xy_arr
-    cdef int n = xyv.shape[0]
+ctypedef struct Grid:
+    const double *xy
+    bint nint
+    double xmin, ymin, h, slack
+    int gx, gy
+    int *start          # points of cell c: items[start[c]:start[c + 1]], ascending ids
+    int *items
+
+
+cdef int _grid_build(Grid *g, const double *xy, int n, int first, bint nint) except -1:
+    """Bucket the routable points (ids >= first, at least one) into about two per cell."""
     cdef int m = n - first
-    cdef int K = max(0, min(max_neighbours, m - 1))
-    out = np.empty((n, K), dtype=np.int32)
-    if K == 0 or n == 0:
-        return out
-    cdef int[:, ::1] ov = out
-    cdef const double *xy = &xyv[0, 0]
     cdef double xmin = xy[2 * first], xmax = xmin, ymin = xy[2 * first + 1], ymax = ymin
-    cdef int v
+    cdef int v, c
+    cdef int *cell_of
     for v in range(first, n):
         xmin = min(xmin, xy[2 * v]); xmax = max(xmax, xy[2 * v])
         ymin = min(ymin, xy[2 * v + 1]); ymax = max(ymax, xy[2 * v + 1])
@@ -54,105 +56,98 @@ def coordinate_neighbours(coords, int first, int max_neighbours, bint nint) -> n
     cdef double h = max(sqrt((xmax - xmin) * (ymax - ymin) * 2.0 / m), span * 2.0 / m)
     if not h > 0:      # every routable point at one place
         h = 1.0
-    cdef int gx = min(<int> ((xmax - xmin) / h) + 1, 1 << 15)
-    cdef int gy = min(<int> ((ymax - ymin) / h) + 1, 1 << 15)
-    cdef double slack = MARGIN * (span + fabs(xmin) + fabs(ymin) + 1.0)
-    cdef int *cell_of = <int *> malloc(n * sizeof(int))
-    cdef int *start = <int *> malloc((gx * gy + 1) * sizeof(int))
-    cdef int *items = <int *> malloc(max(m, 1) * sizeof(int))
-    cdef int cap = 4 * K + 64
-    cdef Keyed *cand = <Keyed *> malloc(cap * sizeof(Keyed))
-    cdef int q, c, i, cx, cy, x, y, r, count, x0, x1, y0, y1, step
-    cdef double R, side
-    cdef bint whole
-    try:
-        if cell_of == NULL or start == NULL or items == NULL or cand == NULL:
-            raise MemoryError()
-        with nogil:
-            for c in range(gx * gy + 1):
-                start[c] = 0
-            for v in range(first, n):
-                cx = _clamp(<int> ((xy[2 * v] - xmin) / h), gx)
-                cy = _clamp(<int> ((xy[2 * v + 1] - ymin) / h), gy)
-                cell_of[v] = cy * gx + cx
-                start[cell_of[v] + 1] += 1
-            for c in range(gx * gy):
-                start[c + 1] += start[c]
-            for v in range(first, n):       # counting sort: ascending ids inside a cell
-                items[start[cell_of[v]]] = v
-                start[cell_of[v]] += 1
-            for c in range(gx * gy, 0, -1):
-                start[c] = start[c - 1]
-            start[0] = 0
-            for q in range(n):
-                cx = _clamp(<int> floor((xy[2 * q] - xmin) / h), gx)
-                cy = _clamp(<int> floor((xy[2 * q + 1] - ymin) / h), gy)
-                count = 0
-                r = 0
-                while True:
-                    # the cells at Chebyshev distance r from (cx, cy), inside the grid: the
-                    # rows cy - r and cy + r, then the columns cx - r and cx + r between them
-                    for y in range(max(cy - r, 0), min(cy + r, gy - 1) + 1):
-                        step = 1 if (y == cy - r or y == cy + r) else 2 * r
-                        x = cx - r
-                        while x <= cx + r:
-                            if 0 <= x < gx:
-                                count = _collect(xy, q, start, items, y * gx + x, &cand, &cap,
-                                                 count, nint)
-                                if count < 0:
-                                    with gil:
-                                        raise MemoryError()
-                            x += step
-                    x0, x1, y0, y1 = cx - r, cx + r + 1, cy - r, cy + r + 1
-                    whole = x0 <= 0 and y0 <= 0 and x1 >= gx and y1 >= gy
-                    if whole:
-                        qsort(cand, count, sizeof(Keyed), keyed_cmp)
-                        break
-                    if count >= K:
-                        # every unseen point lies beyond a border of the block not at the grid's edge
-                        R = 1e308
-                        if x0 > 0:
-                            side = xy[2 * q] - (xmin + x0 * h)
-                            R = min(R, max(side, 0.0))
-                        if x1 < gx:
-                            side = (xmin + x1 * h) - xy[2 * q]
-                            R = min(R, max(side, 0.0))
-                        if y0 > 0:
-                            side = xy[2 * q + 1] - (ymin + y0 * h)
-                            R = min(R, max(side, 0.0))
-                        if y1 < gy:
-                            side = (ymin + y1 * h) - xy[2 * q + 1]
-                            R = min(R, max(side, 0.0))
-                        R -= slack
-                        if R > 0:
-                            qsort(cand, count, sizeof(Keyed), keyed_cmp)
-                            if cand[K - 1].key < rounded(R, nint):
-                                break
-                    r += 1
-                # cand is sorted here: by the ring that stopped the search
-                for i in range(K):
-                    ov[q, i] = cand[i].node
-    finally:
+    g.xy = xy
+    g.nint = nint
+    g.xmin = xmin
+    g.ymin = ymin
+    g.h = h
+    g.gx = min(<int> ((xmax - xmin) / h) + 1, 1 << 15)
+    g.gy = min(<int> ((ymax - ymin) / h) + 1, 1 << 15)
+    g.slack = MARGIN * (span + fabs(xmin) + fabs(ymin) + 1.0)
+    g.start = <int *> malloc((g.gx * g.gy + 1) * sizeof(int))
+    g.items = <int *> malloc(max(m, 1) * sizeof(int))
+    cell_of = <int *> malloc(n * sizeof(int))
+    if g.start == NULL or g.items == NULL or cell_of == NULL:
         free(cell_of)
-        free(start)
-        free(items)
-        free(cand)
-    return out
+        raise MemoryError()
+    for c in range(g.gx * g.gy + 1):
+        g.start[c] = 0
+    for v in range(first, n):
+        cell_of[v] = (_clamp(<int> ((xy[2 * v + 1] - ymin) / h), g.gy) * g.gx
+                      + _clamp(<int> ((xy[2 * v] - xmin) / h), g.gx))
+        g.start[cell_of[v] + 1] += 1
+    for c in range(g.gx * g.gy):
+        g.start[c + 1] += g.start[c]
+    for v in range(first, n):       # counting sort: ascending ids inside a cell
+        g.items[g.start[cell_of[v]]] = v
+        g.start[cell_of[v]] += 1
+    for c in range(g.gx * g.gy, 0, -1):
+        g.start[c] = g.start[c - 1]
+    g.start[0] = 0
+    free(cell_of)
+    return 0
+
+
+cdef void _grid_free(Grid *g) noexcept nogil:
+    free(g.start)
+    free(g.items)
 
 
 cdef inline int _clamp(int c, int g) noexcept nogil:
     return 0 if c < 0 else (g - 1 if c >= g else c)
 
 
+cdef inline void _home(const Grid *g, int q, int *cx, int *cy) noexcept nogil:
+    """The cell of node q (clamped: the depot may lie outside the routable points' box)."""
+    cx[0] = _clamp(<int> floor((g.xy[2 * q] - g.xmin) / g.h), g.gx)
+    cy[0] = _clamp(<int> floor((g.xy[2 * q + 1] - g.ymin) / g.h), g.gy)
 
-cdef int _collect(const double *xy, int q, const int *start, const int *items, int cell,
-                  Keyed **cand, int *cap, int count, bint nint) noexcept nogil:
+
+cdef int _ring(const Grid *g, int q, int cx, int cy, int r, Keyed **cand, int *cap,
+               int count) noexcept nogil:
+    """Append the points (other than q) of the cells at Chebyshev distance r from (cx, cy)
+    inside the grid: the rows cy - r and cy + r, then the columns cx - r and cx + r between
+    them. The new count, or -1 when memory ran out."""
+    cdef int x, y, step
+    for y in range(max(cy - r, 0), min(cy + r, g.gy - 1) + 1):
+        step = 1 if (y == cy - r or y == cy + r) else 2 * r
+        x = cx - r
+        while x <= cx + r:
+            if 0 <= x < g.gx:
+                count = _collect(g, q, y * g.gx + x, cand, cap, count)
+                if count < 0:
+                    return -1
+            x += step
+    return count
+
+
+cdef double _proven(const Grid *g, int q, int cx, int cy, int r) noexcept nogil:
+    """After rings 0..r: every unseen point has a key of at least the returned value
+    (INFINITY: the block covers the grid, nothing is unseen; 0: nothing proven yet)."""
+    cdef int x0 = cx - r, x1 = cx + r + 1, y0 = cy - r, y1 = cy + r + 1
+    cdef double R = INFINITY
+    if x0 <= 0 and y0 <= 0 and x1 >= g.gx and y1 >= g.gy:
+        return INFINITY
+    # every unseen point lies beyond a border of the block that is not at the grid's edge
+    if x0 > 0:
+        R = min(R, max(g.xy[2 * q] - (g.xmin + x0 * g.h), 0.0))
+    if x1 < g.gx:
+        R = min(R, max((g.xmin + x1 * g.h) - g.xy[2 * q], 0.0))
+    if y0 > 0:
+        R = min(R, max(g.xy[2 * q + 1] - (g.ymin + y0 * g.h), 0.0))
+    if y1 < g.gy:
+        R = min(R, max((g.ymin + y1 * g.h) - g.xy[2 * q + 1], 0.0))
+    R -= g.slack
+    return rounded(R, g.nint) if R > 0 else 0.0
+
+
+cdef int _collect(const Grid *g, int q, int cell, Keyed **cand, int *cap, int count) noexcept nogil:
     """Append the points of `cell` other than q to the candidates (growing the buffer);
     the new count, or -1 when memory ran out."""
     cdef int i, v
     cdef Keyed *grown
-    for i in range(start[cell], start[cell + 1]):
-        v = items[i]
+    for i in range(g.start[cell], g.start[cell + 1]):
+        v = g.items[i]
         if v == q:
             continue
         if count == cap[0]:
@@ -161,7 +156,161 @@ cdef int _collect(const double *xy, int q, const int *start, const int *items, i
                 return -1
             cand[0] = grown
             cap[0] *= 2
-        cand[0][count].key = key_of(xy, q, v, nint)
+        cand[0][count].key = key_of(g.xy, q, v, g.nint)
         cand[0][count].node = v
         count += 1
     return count
+
+
+def coordinate_neighbours(coords, int first, int max_neighbours, bint nint) -> np.ndarray:
+    """For every node, the routable nodes (ids >= first) other than itself, nearest first
+    (ties by node id), at most `max_neighbours` of them: the same (n, K) int32 table as
+    ``glns.neighbours.nearest_neighbours`` on the matrix of on-demand distances."""
+    xy_arr = np.ascontiguousarray(coords, dtype=np.float64)
+    cdef const double[:, ::1] xyv = xy_arr
+    cdef int n = xyv.shape[0]
+    cdef int K = max(0, min(max_neighbours, n - first - 1))
+    out = np.empty((n, K), dtype=np.int32)
+    if K == 0 or n == 0:
+        return out
+    cdef int[:, ::1] ov = out
+    cdef Grid g
+    g.start = g.items = NULL
+    cdef int cap = 4 * K + 64
+    cdef Keyed *cand = <Keyed *> malloc(cap * sizeof(Keyed))
+    cdef int q, i, cx, cy, r, count
+    cdef double R
+    try:
+        if cand == NULL:
+            raise MemoryError()
+        _grid_build(&g, &xyv[0, 0], n, first, nint)
+        with nogil:
+            for q in range(n):
+                _home(&g, q, &cx, &cy)
+                count = 0
+                r = 0
+                while True:
+                    count = _ring(&g, q, cx, cy, r, &cand, &cap, count)
+                    if count < 0:
+                        with gil:
+                            raise MemoryError()
+                    R = _proven(&g, q, cx, cy, r)
+                    if R == INFINITY or (count >= K and R > 0):
+                        qsort(cand, count, sizeof(Keyed), keyed_cmp)
+                        if R == INFINITY or cand[K - 1].key < R:
+                            break
+                    r += 1
+                for i in range(K):
+                    ov[q, i] = cand[i].node
+    finally:
+        _grid_free(&g)
+        free(cand)
+    return out
+
+
+cdef inline int _quadrant(const double *xy, int q, int v) noexcept nogil:
+    """Quadrant of v around q, counter-clockwise from east: 0 (dx > 0, dy >= 0), 1 (dx <= 0,
+    dy > 0), 2 (dx < 0, dy <= 0), 3 (dx >= 0, dy < 0); -1 when v is at q's place."""
+    cdef double dx = xy[2 * v] - xy[2 * q]
+    cdef double dy = xy[2 * v + 1] - xy[2 * q + 1]
+    if dx > 0 and dy >= 0:
+        return 0
+    if dx <= 0 and dy > 0:
+        return 1
+    if dx < 0 and dy <= 0:
+        return 2
+    if dx >= 0 and dy < 0:
+        return 3
+    return -1
+
+
+def quadrant_candidates(coords, nearest, int first, int columns, int per_quadrant, double reach,
+                        bint nint) -> np.ndarray:
+    """Candidate lists with neighbours on every side: the same (n, C) int32 table as
+    ``glns.neighbours.quadrant_candidates`` (see there), from the nearest-neighbour table."""
+    xy_arr = np.ascontiguousarray(coords, dtype=np.float64)
+    near_arr = np.ascontiguousarray(nearest, dtype=np.int32)
+    cdef const double[:, ::1] xyv = xy_arr
+    cdef const int[:, ::1] nv = near_arr
+    cdef int n = xyv.shape[0]
+    cdef int K = nv.shape[1]
+    cdef int C = max(0, min(columns, K))
+    out = np.empty((n, C), dtype=np.int32)
+    if C == 0 or n == 0:
+        return out
+    cdef int[:, ::1] ov = out
+    cdef const double *xy = &xyv[0, 0]
+    cdef Grid g
+    g.start = g.items = NULL
+    cdef int cap = 4 * K + 64
+    cdef Keyed *cand = <Keyed *> malloc(cap * sizeof(Keyed))
+    cdef Keyed *pick = <Keyed *> malloc((4 * per_quadrant + C) * sizeof(Keyed))
+    cdef char *taken = <char *> malloc(n * sizeof(char))
+    cdef int q, i, j, cx, cy, r, count, np_, quad, settled
+    cdef int have[4]
+    cdef double R, limit
+    try:
+        if cand == NULL or pick == NULL or taken == NULL:
+            raise MemoryError()
+        _grid_build(&g, xy, n, first, nint)
+        with nogil:
+            for i in range(n):
+                taken[i] = 0
+            for q in range(n):
+                limit = INFINITY if reach == INFINITY else reach * key_of(xy, q, nv[q, K - 1], nint)
+                _home(&g, q, &cx, &cy)
+                count = 0
+                r = 0
+                while True:
+                    count = _ring(&g, q, cx, cy, r, &cand, &cap, count)
+                    if count < 0:
+                        with gil:
+                            raise MemoryError()
+                    R = _proven(&g, q, cx, cy, r)
+                    if R == INFINITY or R > limit:  # nothing unseen can be picked
+                        break
+                    if R > 0:
+                        have[0] = have[1] = have[2] = have[3] = 0
+                        for i in range(count):
+                            if cand[i].key < R:
+                                quad = _quadrant(xy, q, cand[i].node)
+                                if quad >= 0:
+                                    have[quad] += 1
+                        settled = 0
+                        for j in range(4):
+                            settled += have[j] >= per_quadrant
+                        if settled == 4:
+                            break
+                    r += 1
+                qsort(cand, count, sizeof(Keyed), keyed_cmp)
+                have[0] = have[1] = have[2] = have[3] = 0
+                np_ = 0
+                for i in range(count):
+                    if cand[i].key > limit:
+                        break
+                    quad = _quadrant(xy, q, cand[i].node)
+                    if quad >= 0 and have[quad] < per_quadrant:
+                        have[quad] += 1
+                        pick[np_] = cand[i]
+                        taken[cand[i].node] = 1
+                        np_ += 1
+                # fill with the nearest not picked, then the C smallest keys, in key order
+                j = 0
+                while np_ < C and j < K:
+                    if not taken[nv[q, j]]:
+                        pick[np_].node = nv[q, j]
+                        pick[np_].key = key_of(xy, q, nv[q, j], nint)
+                        taken[nv[q, j]] = 1
+                        np_ += 1
+                    j += 1
+                qsort(pick, np_, sizeof(Keyed), keyed_cmp)
+                for i in range(np_):
+                    taken[pick[i].node] = 0
+                    if i < C:
+                        ov[q, i] = pick[i].node
+    finally:
+        _grid_free(&g)
+        free(cand)
+        free(pick)
+        free(taken)
+    return out

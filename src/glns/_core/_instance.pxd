@@ -8,6 +8,7 @@ cdef class CoreInstance:
     cdef readonly object coords # float64 (n, 2) private copy when distances are on demand
     cdef readonly object demand # int64 (n,)
     cdef readonly object neighbours  # int32 (n, n_neigh): nearest routable nodes per node
+    cdef readonly object near        # int32 (n, n_near): its first columns (Inst.near)
     cdef readonly int kind
     cdef readonly int n
     cdef readonly int n_customers  # nodes that must be routed

@@ -2,8 +2,11 @@
 import numpy as np
 from libc.stdint cimport int64_t
 from glns._core._kind cimport kind_init
+from glns._core._types cimport NEAR_COLUMNS
 from glns._core._distance cimport dist
-from glns._core._grid import coordinate_neighbours
+from glns._core._grid import coordinate_neighbours, quadrant_candidates
+
+QUADRANT_PICKS = 5      # per quadrant, of NEAR_COLUMNS candidates
 
 from glns.neighbours import MAX_NEIGHBOURS, nearest_neighbours
 
@@ -12,9 +15,14 @@ cdef class CoreInstance:
     """Arrays of a validated problem, owned by the core (never shared with operators)."""
 
     def __init__(self, int kind, distances=None, demands=None, capacity=0,
-                 int max_neighbours=MAX_NEIGHBOURS, *, coords=None, rounding="exact"):
+                 int max_neighbours=MAX_NEIGHBOURS, *, coords=None, rounding="exact",
+                 bint quadrant=False):
         """Either `distances` (a dense matrix) or `coords` with `rounding` ("exact" or "nint":
-        distances computed on demand, memory O(n * max_neighbours))."""
+        distances computed on demand, memory O(n * max_neighbours)).
+
+        quadrant (with coords only): the candidate table `near` holds neighbours in every
+        quadrant (glns.neighbours.quadrant_candidates, QUADRANT_PICKS per quadrant) instead of
+        the NEAR_COLUMNS nearest; the local search and granular insertion read it."""
         if kind_init(&self.c, kind) < 0:
             raise ValueError(f"unknown problem kind {kind}")
         if (distances is None) == (coords is None):
@@ -72,6 +80,17 @@ cdef class CoreInstance:
         self.c.symmetric = self.symmetric
         self.c.n_neigh = neigh.shape[1]
         self.c.neigh = &nv[0, 0] if neigh.size else NULL
+        if quadrant and coords is not None:
+            # candidates on every side (glns.neighbours.quadrant_candidates)
+            near = quadrant_candidates(xy, neigh, first, NEAR_COLUMNS, QUADRANT_PICKS, np.inf,
+                                       rounding == "nint")
+        else:
+            near = np.ascontiguousarray(neigh[:, :NEAR_COLUMNS])
+        near.flags.writeable = False
+        self.near = near
+        cdef const int[:, ::1] mv = near
+        self.c.n_near = near.shape[1]
+        self.c.near = &mv[0, 0] if near.size else NULL
 
     @property
     def on_demand(self) -> bool:

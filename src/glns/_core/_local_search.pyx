@@ -205,7 +205,7 @@ cdef int _tsp_try(Work *w, int v) noexcept nogil:
     cdef bint rev
     cdef double delta, add
     for c in range(w.K):
-        u = inst.neigh[v * inst.n_neigh + c]
+        u = inst.near[v * inst.n_near + c]
         su = _t_at(s, s.pos_of[u] + 1)
         pu = _t_at(s, s.pos_of[u] - 1)
         if sym and u != sv and u != pv:
@@ -392,7 +392,7 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
     cdef int c, u, ru, j, Lu, pu, nu, lo, hi, r
     cdef const int *rowu
     for c in range(w.K):
-        u = inst.neigh[v * inst.n_neigh + c]
+        u = inst.near[v * inst.n_near + c]
         ru = s.route_of[u]
         j = s.pos_of[u]
         Lu = s.length[ru]
@@ -505,7 +505,7 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
         sol_drop_empty(s)
     w.s = s
     w.inst = inst
-    w.K = LS_NEIGHBOURS if inst.n_neigh > LS_NEIGHBOURS else inst.n_neigh
+    w.K = inst.n_near            # min(LS_NEIGHBOURS, n_neigh)
     w.eps = LS_REL_EPS * s.cost
     w.head = 0
     w.count = 0

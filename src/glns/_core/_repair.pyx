@@ -114,6 +114,14 @@ cdef inline void _consider(Best *b, double cost, int r, int pos) noexcept nogil:
         b.pos = pos
 
 
+cdef inline const int *_row(const Inst *inst, int v, int g) noexcept nogil:
+    """v's neighbour list for a scan of its first g entries: the compact table when it has
+    them (it stays in cache), else the full one."""
+    if g <= inst.n_near:
+        return &inst.near[v * inst.n_near]
+    return &inst.neigh[v * inst.n_neigh]
+
+
 cdef inline bint _fits(const Sol *s, const Inst *inst, int v, int r) noexcept nogil:
     """Route r has room for node v (always true in a tour)."""
     return fits(inst, s.load[r], v)
@@ -122,7 +130,7 @@ cdef inline bint _fits(const Sol *s, const Inst *inst, int v, int r) noexcept no
 cdef inline void _near(const Inst *inst, int v, int g, int a, int u, int b,
                        bint *near_a, bint *near_u, bint *near_b) noexcept nogil:
     """Which of a, u, b are among v's g nearest neighbours (granular insertion)."""
-    cdef const int *nb = &inst.neigh[v * inst.n_neigh]
+    cdef const int *nb = _row(inst, v, g)
     cdef int j
     near_a[0] = near_u[0] = near_b[0] = False
     for j in range(g):
@@ -218,7 +226,7 @@ cdef void _blink_scan_granular(const Sol *s, const Inst *inst, int v, int g, int
     node following x is itself one of the g neighbours: that position is the one before it
     (so it is offered, and may blink, only once). `mark[w] == stamp` flags the neighbours.
     """
-    cdef const int *nb = &inst.neigh[v * inst.n_neigh]
+    cdef const int *nb = _row(inst, v, g)
     cdef int j, x, r, p, q, nxt
     for j in range(g):
         mark[nb[j]] = stamp
@@ -388,7 +396,7 @@ cdef void _vrp_route_full(const Sol *s, const Inst *inst, int v, int r, double *
 cdef void _vrp_route_granular(const Sol *s, const Inst *inst, int v, int r, int g, double *c,
                               int *p) noexcept nogil:
     """As _vrp_route_full, over the positions next to v's g nearest neighbours in route r."""
-    cdef const int *nb = &inst.neigh[v * inst.n_neigh]
+    cdef const int *nb = _row(inst, v, g)
     cdef int j, q
     c[0] = INFINITY
     p[0] = -1
@@ -414,7 +422,7 @@ cdef void _vrp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept 
         c[r] = INFINITY
         p[r] = -1
     if st.g > 0:
-        nb = &inst.neigh[v * inst.n_neigh]
+        nb = _row(inst, v, st.g)
         for j in range(st.g):      # O(g): each neighbour feeds its own route's entry
             r = s.route_of[nb[j]]
             if r < 0 or not _fits(s, inst, v, r):
@@ -638,7 +646,7 @@ cdef void _tsp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept 
     st.count[i] = 0
     st.granular[i] = False
     if st.g > 0 and L > 0:
-        nb = &inst.neigh[v * inst.n_neigh]
+        nb = _row(inst, v, st.g)
         for j in range(st.g):
             x = nb[j]
             if s.route_of[x] < 0:

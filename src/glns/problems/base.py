@@ -201,7 +201,9 @@ class Problem:
     def core(self):
         """The core's private copy of this instance (built once): a dense matrix when the
         instance was given one or is small (``DENSE_CORE_NODES``), else coordinates with
-        distances computed on demand; the same distances either way."""
+        distances computed on demand; the same distances either way. A tour computed on demand
+        gets candidate lists with neighbours in every quadrant (``CoreInstance.near``): on
+        clustered instances a city's nearest neighbours all lie in its own cluster."""
         if self._core is None:
             from glns._core._instance import CoreInstance
 
@@ -209,7 +211,8 @@ class Problem:
                 self._core = CoreInstance(self.core_code, self.distances, self.demands, self.capacity)
             else:
                 self._core = CoreInstance(self.core_code, None, self.demands, self.capacity,
-                                          coords=self.coords, rounding=self.rounding)
+                                          coords=self.coords, rounding=self.rounding,
+                                          quadrant=not self.has_depot)
         return self._core
 
     def __getstate__(self) -> dict[str, Any]:

@@ -12,7 +12,10 @@ fallback when a node fits nowhere. Ties go to the first route, then the first po
 Granular option (``neighbours = G > 0``): a node is only tried at the positions directly before
 or after one of its G nearest neighbours (``glns.neighbours.nearest_neighbours``, the core's
 table) plus the new-route option; when none of those positions is available (the neighbours
-are unrouted or their routes lack room) the full scan is used instead.
+are unrouted or their routes lack room) the full scan is used instead. The core reads the
+first G entries of its candidate table (``CoreInstance.near``) when G is within its width:
+the same lists, except on tours computed on demand, whose candidates have neighbours in every
+quadrant. Pass that table as ``candidates`` to make the same choices there.
 """
 
 from __future__ import annotations
@@ -44,7 +47,8 @@ def greedy_insertion(partial, removed, problem_data, rng=random):
 class _Partial:
     """A partial solution being completed, with the core's insertion costs and node index."""
 
-    def __init__(self, partial: Any, problem_data: dict[str, Any], neighbours: float) -> None:
+    def __init__(self, partial: Any, problem_data: dict[str, Any], neighbours: float,
+                 candidates: np.ndarray | None = None) -> None:
         self.d = problem_data["distance_matrix"]
         self.vrp = "demands" in problem_data
         self.open = bool(problem_data.get("open_routes", False))
@@ -62,7 +66,10 @@ class _Partial:
             self._index(r)
         self.neigh: list[list[int]] = []
         if neighbours > 0:
-            table = nearest_neighbours(np.asarray(self.d), 1 if self.vrp else 0)
+            if candidates is not None and int(neighbours) <= candidates.shape[1]:
+                table = np.asarray(candidates)
+            else:
+                table = nearest_neighbours(np.asarray(self.d), 1 if self.vrp else 0)
             g = min(int(neighbours), table.shape[1])
             if g > 0:
                 self.neigh = table[:, :g].tolist()
@@ -181,7 +188,7 @@ def _blink_scan_granular(st: _Partial, v: int, rate: float, rng: Any, best: tupl
 
 
 def blink_insertion(partial, removed, problem_data, rng=random, order=ORDER_SISR, blink_rate=0.01,
-                    neighbours=0):
+                    neighbours=0, candidates=None):
     """Insert the removed nodes one by one, in a sorted order, each at its cheapest position,
     where every position considered is skipped ("blinks") with probability blink_rate.
 
@@ -191,7 +198,7 @@ def blink_insertion(partial, removed, problem_data, rng=random, order=ORDER_SISR
     0); the new-route option never blinks. When every position blinks, a customer opens a new
     route and a city takes its cheapest position.
     """
-    st = _Partial(partial, problem_data, neighbours)
+    st = _Partial(partial, problem_data, neighbours, candidates)
     for v in _insertion_order(st, list(removed), int(order), rng):
         if not st.vrp and not st.routes[0]:
             st.insert(v, 0, 0)
@@ -276,7 +283,8 @@ def regret_reference(solution, nodes, problem_data, k=2, neighbours=0):
     return out
 
 
-def regret_insertion(partial, removed, problem_data, rng=random, k=2, neighbours=0):
+def regret_insertion(partial, removed, problem_data, rng=random, k=2, neighbours=0,
+                     candidates=None):
     """Regret-k insertion: repeatedly insert the node whose best option beats its k-1 next
     best options by the most, at its best option.
 
@@ -287,7 +295,7 @@ def regret_insertion(partial, removed, problem_data, rng=random, k=2, neighbours
     never drawn from. This twin recomputes everything each step; the native operator caches.
     """
     k = int(k)
-    st = _Partial(partial, problem_data, neighbours)
+    st = _Partial(partial, problem_data, neighbours, candidates)
     todo = list(removed)
     while todo:
         best_key, chosen = None, None
