@@ -141,6 +141,16 @@ cdef double _proven(const Grid *g, int q, int cx, int cy, int r) noexcept nogil:
     return rounded(R, g.nint) if R > 0 else 0.0
 
 
+cdef double _grow(const Grid *g, int q, int cx, int cy, int r, Keyed **cand, int *cap,
+                  int *count) except? -1.0 nogil:
+    """Collect ring r around q (_ring) into the candidates; what is proven after it (_proven)."""
+    count[0] = _ring(g, q, cx, cy, r, cand, cap, count[0])
+    if count[0] < 0:
+        with gil:
+            raise MemoryError()
+    return _proven(g, q, cx, cy, r)
+
+
 cdef int _collect(const Grid *g, int q, int cell, Keyed **cand, int *cap, int count) noexcept nogil:
     """Append the points of `cell` other than q to the candidates (growing the buffer);
     the new count, or -1 when memory ran out."""
@@ -190,11 +200,7 @@ def coordinate_neighbours(coords, int first, int max_neighbours, bint nint) -> n
                 count = 0
                 r = 0
                 while True:
-                    count = _ring(&g, q, cx, cy, r, &cand, &cap, count)
-                    if count < 0:
-                        with gil:
-                            raise MemoryError()
-                    R = _proven(&g, q, cx, cy, r)
+                    R = _grow(&g, q, cx, cy, r, &cand, &cap, &count)
                     if R == INFINITY or (count >= K and R > 0):
                         qsort(cand, count, sizeof(Keyed), keyed_cmp)
                         if R == INFINITY or cand[K - 1].key < R:
@@ -262,11 +268,7 @@ def quadrant_candidates(coords, nearest, int first, int columns, int per_quadran
                 count = 0
                 r = 0
                 while True:
-                    count = _ring(&g, q, cx, cy, r, &cand, &cap, count)
-                    if count < 0:
-                        with gil:
-                            raise MemoryError()
-                    R = _proven(&g, q, cx, cy, r)
+                    R = _grow(&g, q, cx, cy, r, &cand, &cap, &count)
                     if R == INFINITY or R > limit:  # nothing unseen can be picked
                         break
                     if R > 0:
