@@ -6,9 +6,9 @@ from glns._core._types cimport NEAR_COLUMNS
 from glns._core._distance cimport dist
 from glns._core._grid import coordinate_neighbours, quadrant_candidates
 
-QUADRANT_PICKS = 5      # per quadrant, of NEAR_COLUMNS candidates
-
 from glns.neighbours import MAX_NEIGHBOURS, nearest_neighbours
+
+QUADRANT_PICKS = 5      # per quadrant, of NEAR_COLUMNS candidates
 
 
 cdef class CoreInstance:

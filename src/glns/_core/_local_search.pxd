@@ -3,8 +3,8 @@
 from glns._core._types cimport Inst, Sol, NEAR_COLUMNS
 
 cdef enum:
-    # Candidate moves of a node pair only with the first LS_NEIGHBOURS columns of Inst.neigh
-    # (read from Inst.near, which holds exactly those).
+    # A node's moves only go next to its LS_NEIGHBOURS candidates (Inst.near: its nearest,
+    # or the quadrant candidates on a tour from coordinates).
     LS_NEIGHBOURS = NEAR_COLUMNS
 
 cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touched) except -1 nogil

@@ -1,7 +1,8 @@
 # Native local search: improves a complete feasible solution in place by first-improvement
 # moves until no move of its neighbourhoods improves.
 #
-# Neighbourhoods (every move puts a node next to one of its LS_NEIGHBOURS nearest neighbours):
+# Neighbourhoods (every move puts a node next to one of its LS_NEIGHBOURS candidates, Inst.near:
+# its nearest neighbours, or the quadrant candidates on a tour from coordinates):
 #   TSP   2-opt (both edge pairs around v and w) and or-opt (a segment of 1..3 cities that starts
 #         or ends at v, moved next to w, in both orientations). On an asymmetric matrix only the
 #         moves whose delta is exact there remain: or-opt without reversal (a reversed path costs

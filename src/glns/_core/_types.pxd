@@ -31,9 +31,9 @@ cdef struct Inst:
     const int *neigh    # n x n_neigh: for each node the nearest routable nodes (never itself
                         # or the depot), nearest first, ties by node id
     int n_near          # min(NEAR_COLUMNS, n_neigh)
-    const int *near     # n x n_near: the first n_near columns of neigh, in a table of their own
-                        # (the hot loops read only these; at n = 10,000 neigh is 4 MB and its
-                        # rows miss the cache, this table is 0.8 MB)
+    const int *near     # n x n_near: the candidates of the local search and of granular
+                        # insertion: the first n_near columns of neigh, or on a tour from
+                        # coordinates the quadrant candidates (CoreInstance, quadrant=True)
 
 cdef struct Sol:
     int n_routes        # routes in use (TSP: always 1)

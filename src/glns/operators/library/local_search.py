@@ -342,8 +342,9 @@ def local_search(solution: Any, problem_data: dict, touched: Sequence[int] | Non
     """Improve a complete feasible solution as the native local search does; returns a new one.
 
     touched: the nodes whose don't-look bits start clear, in scan order (None: all nodes, and
-    the result is a local optimum). neighbours: the core's (n, K) neighbour table; by default
-    it is built the way the core builds it.
+    the result is a local optimum). neighbours: the core's candidate table (its first
+    LS_NEIGHBOURS columns are used); by default the nearest neighbours, as the core has them
+    except on a tour computed on demand (pass ``problem.core.near`` there).
     """
     search = _Search(solution, problem_data, neighbours)
     search.run(None if touched is None else list(touched))
