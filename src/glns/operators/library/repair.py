@@ -188,7 +188,7 @@ def _blink_scan_granular(st: _Partial, v: int, rate: float, rng: Any, best: tupl
 
 
 def blink_insertion(partial, removed, problem_data, rng=random, order=ORDER_SISR, blink_rate=0.01,
-                    neighbours=0, candidates=None):
+                    neighbours=0, *, candidates=None):
     """Insert the removed nodes one by one, in a sorted order, each at its cheapest position,
     where every position considered is skipped ("blinks") with probability blink_rate.
 
@@ -283,7 +283,7 @@ def regret_reference(solution, nodes, problem_data, k=2, neighbours=0):
     return out
 
 
-def regret_insertion(partial, removed, problem_data, rng=random, k=2, neighbours=0,
+def regret_insertion(partial, removed, problem_data, rng=random, k=2, neighbours=0, *,
                      candidates=None):
     """Regret-k insertion: repeatedly insert the node whose best option beats its k-1 next
     best options by the most, at its best option.
