@@ -8,7 +8,9 @@ from libc.stdlib cimport malloc, calloc, free, qsort
 from glns._core._types cimport Inst, Sol
 from glns._core._kind cimport is_tour, last_position, fits, close_cost
 from glns._core._distance cimport dist
-from glns._core._rng cimport rng_below, rng_uniform
+from glns._core._rng cimport rng_below, rng_uniform, rng_after
+from glns._core._route_bounds cimport (RouteBounds, bounds_init, bounds_free, bounds_add,
+                                       route_beyond, depot_gap)
 from glns._core._solution cimport (sol_insert, sol_new_route, insertion_delta, new_route_cost,
                                    sol_to_py, Solution, arc, END)
 from glns._core._instance cimport CoreInstance
@@ -63,36 +65,6 @@ cdef void _route_scan(const Sol *s, const Inst *inst, int v, int r, double rate,
         a = b
 
 
-cdef int greedy_insertion(Sol *s, const Inst *inst, const int *removed, int n_removed) except -1 nogil:
-    """Insert each removed node, in the given order, at its cheapest feasible position.
-
-    Ties go to the first route, then the first position. In a VRP a new route is opened when
-    it is strictly cheaper than every feasible position, or when the node fits nowhere.
-    """
-    cdef int i, v, r, pos, best_r, best_pos
-    cdef double best, delta
-    for i in range(n_removed):
-        v = removed[i]
-        best = INFINITY
-        best_r = -1
-        best_pos = 0
-        for r in range(s.n_routes):
-            if not fits(inst, s.load[r], v):
-                continue
-            _route_scan(s, inst, v, r, 0.0, NULL, &delta, &pos)
-            if delta < best:
-                best = delta
-                best_r = r
-                best_pos = pos
-        # Vehicles are unlimited: a new route is a candidate too (it can be the cheapest in
-        # an open VRP; with metric distances never in a CVRP, where it is the fallback).
-        if not is_tour(inst) and (best_r < 0 or new_route_cost(inst, v) < best):
-            best_r = sol_new_route(s)
-            best_pos = 0
-        sol_insert(s, inst, v, best_r, best_pos)
-    return 0
-
-
 # ---------------------------------------------------------------------------------------------
 # Shared helpers of the library repair operators
 
@@ -112,6 +84,192 @@ cdef inline void _consider(Best *b, double cost, int r, int pos) noexcept nogil:
         b.cost = cost
         b.route = r
         b.pos = pos
+
+
+ctypedef struct Scan:
+    # What a repair call needs to scan "every route with room" for a node in O(routes that
+    # can take a removed node), not O(routes), with routes skipped by their bounds
+    # (_route_bounds) when those apply, and still in the order and with the random draws of
+    # the plain scan.
+    int *room           # the routes with room for the lightest removed node, ascending (no
+                        # other route can take any node of the call; it only loses room, so
+                        # the list stays a superset), then the routes the call opens
+    int n_room
+    RouteBounds bounds
+    int *seen           # route -> stamp of the node whose scan covered it already
+    int stamp
+    int *first_draw     # route -> how many blink draws the plain scan makes before it
+
+
+cdef int scan_init(Scan *sc, const Sol *s, const Inst *inst, const int *removed,
+                   int n_removed) except -1 nogil:
+    """For a repair call that inserts `removed` (each insertion opens at most one route).
+    Frees what it took if it fails."""
+    cdef int slots = s.n_routes + n_removed
+    cdef int r, i, lightest = -1
+    sc.room = NULL
+    sc.n_room = 0
+    sc.seen = NULL
+    sc.first_draw = NULL
+    sc.stamp = 0
+    sc.bounds.on = False
+    sc.room = <int *> malloc(max(slots, 1) * sizeof(int))
+    if sc.room == NULL:
+        with gil:
+            raise MemoryError()
+    for i in range(n_removed):
+        if lightest < 0 or inst.demand[removed[i]] < inst.demand[lightest]:
+            lightest = removed[i]
+    if lightest >= 0:
+        for r in range(s.n_routes):
+            if _fits(s, inst, lightest, r):
+                sc.room[sc.n_room] = r
+                sc.n_room += 1
+    cdef bint ok = False
+    try:
+        bounds_init(&sc.bounds, s, inst, sc.room, sc.n_room, slots)
+        ok = True
+    finally:
+        if not ok:
+            free(sc.room)
+            sc.room = NULL
+    if not sc.bounds.on:
+        return 0
+    sc.seen = <int *> calloc(max(slots, 1), sizeof(int))
+    sc.first_draw = <int *> malloc(max(slots, 1) * sizeof(int))
+    if sc.seen == NULL or sc.first_draw == NULL:
+        scan_free(sc)
+        with gil:
+            raise MemoryError()
+    return 0
+
+
+cdef void scan_free(Scan *sc) noexcept nogil:
+    bounds_free(&sc.bounds)
+    free(sc.room)
+    free(sc.seen)
+    free(sc.first_draw)
+    sc.room = NULL
+    sc.seen = NULL
+    sc.first_draw = NULL
+
+
+cdef inline void scan_inserted(Scan *sc, const Inst *inst, int r, int v, bint opened) noexcept nogil:
+    """Node v went into route r (opened: a route this insertion opened)."""
+    if opened:
+        sc.room[sc.n_room] = r
+        sc.n_room += 1
+    bounds_add(&sc.bounds, inst, r, v)
+
+
+cdef inline int _draws(const Sol *s, const Inst *inst, int r) noexcept nogil:
+    """Blink draws of _route_scan over route r: one per position (an empty route has one)."""
+    return 1 if s.length[r] == 0 else last_position(inst, s.length[r]) + 1
+
+
+cdef inline void _route_scan_into(const Sol *s, const Inst *inst, int v, int r, double rate,
+                                  uint64_t *rng, Best *best) noexcept nogil:
+    cdef double c
+    cdef int pos
+    _route_scan(s, inst, v, r, rate, rng, &c, &pos)
+    if pos >= 0:
+        _consider(best, c, r, pos)
+
+
+cdef inline void _scan_one(const Sol *s, const Inst *inst, int v, int r, double rate,
+                           const uint64_t *rng, const Scan *sc, Best *best) noexcept nogil:
+    """_route_scan of route r with the draws the plain scan would make there."""
+    cdef uint64_t state
+    cdef double c
+    cdef int pos
+    if rate > 0.0:
+        state = rng_after(rng[0], <uint64_t> sc.first_draw[r])
+        _route_scan(s, inst, v, r, rate, &state, &c, &pos)
+    else:
+        _route_scan(s, inst, v, r, 0.0, NULL, &c, &pos)
+    if pos >= 0:
+        _consider(best, c, r, pos)
+
+
+cdef enum:
+    # Neighbours of a node whose routes are scanned first, so that the bound skips early.
+    SEED_NEIGHBOURS = 10
+
+
+cdef void _scan_routes(const Sol *s, const Inst *inst, int v, double rate, uint64_t *rng,
+                       Best *best, Scan *sc) noexcept nogil:
+    """Every position of every route with room for v (blinking at `rate`), into `best`.
+
+    The result, and the random stream afterwards, are those of scanning the routes in order:
+    with bounds, the routes of v's nearest neighbours go first, a route whose bound exceeds
+    the best so far is skipped, and each scanned route takes the draws it would take in order
+    (the stream is counter-based: rng_after); at the end the stream skips every draw.
+    `_consider`'s tie rule makes the order of the scans irrelevant.
+    """
+    cdef int r, j, t, draws = 0
+    cdef const int *nb
+    cdef double gap
+    if not sc.bounds.on:
+        for t in range(sc.n_room):
+            r = sc.room[t]
+            if _fits(s, inst, v, r):
+                _route_scan_into(s, inst, v, r, rate, rng, best)
+        return
+    if rate > 0.0:
+        for t in range(sc.n_room):
+            r = sc.room[t]
+            sc.first_draw[r] = draws
+            if _fits(s, inst, v, r):
+                draws += _draws(s, inst, r)
+    sc.stamp += 1
+    nb = &inst.near[v * inst.n_near]
+    for j in range(min(<int> SEED_NEIGHBOURS, inst.n_near)):
+        r = s.route_of[nb[j]]
+        if r < 0 or sc.seen[r] == sc.stamp or not _fits(s, inst, v, r):
+            continue
+        sc.seen[r] = sc.stamp
+        _scan_one(s, inst, v, r, rate, rng, sc, best)
+    gap = depot_gap(inst, v)
+    for t in range(sc.n_room):
+        r = sc.room[t]
+        if sc.seen[r] == sc.stamp or not _fits(s, inst, v, r):
+            continue
+        if best.route >= 0 and route_beyond(&sc.bounds, s, inst, r, v, gap, best.cost):
+            continue
+        _scan_one(s, inst, v, r, rate, rng, sc, best)
+    if rate > 0.0:
+        rng[0] = rng_after(rng[0], <uint64_t> draws)
+
+
+cdef int greedy_insertion(Sol *s, const Inst *inst, const int *removed, int n_removed) except -1 nogil:
+    """Insert each removed node, in the given order, at its cheapest feasible position.
+
+    Ties go to the first route, then the first position. In a VRP a new route is opened when
+    it is strictly cheaper than every feasible position, or when the node fits nowhere.
+    """
+    cdef int i, v
+    cdef bint opened
+    cdef Best best
+    cdef Scan sc
+    scan_init(&sc, s, inst, removed, n_removed)
+    try:
+        for i in range(n_removed):
+            v = removed[i]
+            best.cost = INFINITY
+            best.route = -1
+            best.pos = 0
+            _scan_routes(s, inst, v, 0.0, NULL, &best, &sc)
+            # Vehicles are unlimited: a new route is a candidate too (it can be the cheapest in
+            # an open VRP; with metric distances never in a CVRP, where it is the fallback).
+            opened = not is_tour(inst) and (best.route < 0 or new_route_cost(inst, v) < best.cost)
+            if opened:
+                best.route = sol_new_route(s)
+                best.pos = 0
+            sol_insert(s, inst, v, best.route, best.pos)
+            scan_inserted(&sc, inst, best.route, v, opened)
+    finally:
+        scan_free(&sc)
+    return 0
 
 
 cdef inline const int *_row(const Inst *inst, int v, int g) noexcept nogil:
@@ -205,19 +363,6 @@ cdef int _insertion_order(const Inst *inst, const int *removed, int m, int order
     return 0
 
 
-cdef void _blink_scan_all(const Sol *s, const Inst *inst, int v, double rate, uint64_t *rng,
-                          Best *best) noexcept nogil:
-    """Every position of every route with room for v, routes and positions in order."""
-    cdef int r, pos
-    cdef double c
-    for r in range(s.n_routes):
-        if not _fits(s, inst, v, r):
-            continue
-        _route_scan(s, inst, v, r, rate, rng, &c, &pos)
-        if pos >= 0:
-            _consider(best, c, r, pos)
-
-
 cdef void _blink_scan_granular(const Sol *s, const Inst *inst, int v, int g, int *mark, int stamp,
                                double rate, uint64_t *rng, Best *best) noexcept nogil:
     """The positions directly before and after each of v's g nearest neighbours, each once.
@@ -261,13 +406,18 @@ cdef int blink_insertion(Sol *s, const Inst *inst, const int *removed, int n_rem
     cdef int g = _granularity(inst, neighbours)
     cdef int code = <int> order if (order >= 0.0 and order <= ORDER_SISR) else -1
     cdef int i, v
+    cdef bint opened
     cdef Best best
     if code < 0 or code != order:
         with gil:
             raise ValueError(f"blink_insertion: order must be an integer in 0..{ORDER_SISR}, got {order}")
-    cdef int *todo = <int *> malloc(max(n_removed, 1) * sizeof(int))
-    cdef int *mark = <int *> calloc(inst.n, sizeof(int)) if g > 0 else NULL
+    cdef Scan sc
+    scan_init(&sc, s, inst, removed, n_removed)     # frees what it took if it fails
+    cdef int *todo = NULL
+    cdef int *mark = NULL
     try:
+        todo = <int *> malloc(max(n_removed, 1) * sizeof(int))
+        mark = <int *> calloc(inst.n, sizeof(int)) if g > 0 else NULL
         if todo == NULL or (g > 0 and mark == NULL):
             with gil:
                 raise MemoryError()
@@ -283,17 +433,20 @@ cdef int blink_insertion(Sol *s, const Inst *inst, const int *removed, int n_rem
             if g > 0:
                 _blink_scan_granular(s, inst, v, g, mark, i + 1, blink_rate, rng, &best)
             if best.route < 0:
-                _blink_scan_all(s, inst, v, blink_rate, rng, &best)
+                _scan_routes(s, inst, v, blink_rate, rng, &best, &sc)
             if best.route < 0 and is_tour(inst):
-                _blink_scan_all(s, inst, v, 0.0, rng, &best)
+                _scan_routes(s, inst, v, 0.0, rng, &best, &sc)
             # Vehicles are unlimited: a new route wins when strictly cheaper or nothing is left.
-            if not is_tour(inst) and (best.route < 0 or new_route_cost(inst, v) < best.cost):
+            opened = not is_tour(inst) and (best.route < 0 or new_route_cost(inst, v) < best.cost)
+            if opened:
                 best.route = sol_new_route(s)
                 best.pos = 0
             sol_insert(s, inst, v, best.route, best.pos)
+            scan_inserted(&sc, inst, best.route, v, opened)
     finally:
         free(todo)
         free(mark)
+        scan_free(&sc)
     return 0
 
 
@@ -317,6 +470,11 @@ cdef int blink_insertion(Sol *s, const Inst *inst, const int *removed, int n_rem
 # So an insertion usually costs O(1) per pending node (O(g) with granular lists).
 # Granular (g > 0): a node's candidates are the positions next to its g nearest neighbours;
 # when it has none (no routed neighbour with room) its cache holds all positions instead.
+
+cdef enum:
+    # A VRP cache entry not computed: the route was skipped by its bound (_route_bounds), and
+    # its cost entry holds a value its cheapest insertion is known to exceed.
+    LAZY = -2
 
 cdef enum:
     # Cheapest options held per VRP slot. Only the k cheapest are scored; holding more means a
@@ -346,6 +504,7 @@ ctypedef struct Regret:
     int *missing        # options missing among the k best (each worth M)
     double *regret      # the regret without the M terms
     double *first       # the cheapest option
+    Scan *scan          # route bounds: a VRP entry may be LAZY (never held); see _vrp_fill
 
 
 cdef inline void _keep_first(double *c, int *p, double cost, int pos) noexcept nogil:
@@ -410,6 +569,67 @@ cdef void _vrp_route_granular(const Sol *s, const Inst *inst, int v, int r, int 
         _keep_first(c, p, insertion_delta(s, inst, v, r, q + 1), q + 1)
 
 
+cdef void _vrp_fill_listed(Regret *st, const Sol *s, const Inst *inst, int i) noexcept nogil:
+    """Slot i's entries and held options (as _vrp_fill + _top_rebuild) over the routes of the
+    call's room list (the entries of other routes are never read: they have no room).
+
+    With route bounds, the routes of v's nearest neighbours go first; once k options are held,
+    a route whose bound exceeds the dearest held option is not scanned: its entry is LAZY with
+    that option's cost. From then on the held options are not all the options, so the dearest
+    held option never gets dearer, and every LAZY entry stays above it (the invariant
+    _top_rebuild and _vrp_update keep): the held options are still the cheapest, as the
+    scores need.
+    """
+    cdef int v = st.node[i]
+    cdef double *c = &st.cost[i * st.cols]
+    cdef int *p = &st.where[i * st.cols]
+    cdef Scan *sc = st.scan
+    cdef const int *nb
+    cdef int r, j, t
+    cdef double gap = 0.0, dearest
+    st.granular[i] = False
+    st.n_top[i] = 0
+    st.top_all[i] = True
+    _top_offer(st, i, new_route_cost(inst, v), -1)
+    if sc.bounds.on:
+        sc.stamp += 1
+        nb = &inst.near[v * inst.n_near]
+        for j in range(min(<int> SEED_NEIGHBOURS, inst.n_near)):
+            r = s.route_of[nb[j]]
+            if r < 0 or sc.seen[r] == sc.stamp or not _fits(s, inst, v, r):
+                continue
+            sc.seen[r] = sc.stamp
+            _vrp_route_full(s, inst, v, r, &c[r], &p[r])
+            if p[r] >= 0:
+                _top_offer(st, i, c[r], r)
+        gap = depot_gap(inst, v)
+    for t in range(sc.n_room):
+        r = sc.room[t]
+        if sc.bounds.on and sc.seen[r] == sc.stamp:
+            continue
+        if not _fits(s, inst, v, r):
+            c[r] = INFINITY
+            p[r] = -1
+            continue
+        if sc.bounds.on and st.n_top[i] >= st.k:
+            if st.n_top[i] > st.k and st.top_route[TOP_HELD * i + st.n_top[i] - 1] < 0:
+                # A new route is the dearest option held (it usually is, by far): let it go,
+                # so that the bound compares with an insertion. The held options stay the
+                # cheapest; _top_rebuild offers it again when they run short.
+                st.n_top[i] -= 1
+                st.top_all[i] = False
+            dearest = st.top[TOP_HELD * i + st.n_top[i] - 1]
+            if route_beyond(&sc.bounds, s, inst, r, v, gap, dearest):
+                c[r] = dearest
+                p[r] = LAZY
+                st.top_all[i] = False
+                continue
+        _vrp_route_full(s, inst, v, r, &c[r], &p[r])
+        if p[r] >= 0:
+            _top_offer(st, i, c[r], r)
+    _vrp_score(st, i)
+
+
 cdef void _vrp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept nogil:
     """All route entries of slot i: granular candidates if it has any, else all positions."""
     cdef int v = st.node[i]
@@ -466,14 +686,38 @@ cdef inline void _vrp_score(Regret *st, int i) noexcept nogil:
 
 
 cdef void _top_rebuild(Regret *st, const Sol *s, const Inst *inst, int i) noexcept nogil:
-    """Slot i's cheapest options (and its score) from its whole cache row. O(routes)."""
-    cdef const double *c = &st.cost[i * st.cols]
-    cdef const int *p = &st.where[i * st.cols]
-    cdef int r
+    """Slot i's cheapest options (and its score) from its whole cache row. O(routes).
+
+    A LAZY entry is scanned when it could be among the cheapest: while fewer than k options
+    are held, or when its bound is below the dearest held option. The others stay LAZY, and
+    the held options are then not all the options (so the dearest held one cannot rise).
+    """
+    cdef double *c = &st.cost[i * st.cols]
+    cdef int *p = &st.where[i * st.cols]
+    cdef const Scan *sc = st.scan
+    cdef int r, n, t
     st.n_top[i] = 0
     st.top_all[i] = True
     _top_offer(st, i, new_route_cost(inst, st.node[i]), -1)
-    for r in range(s.n_routes):
+    if sc == NULL:
+        for r in range(s.n_routes):
+            if p[r] >= 0:
+                _top_offer(st, i, c[r], r)
+        _vrp_score(st, i)
+        return
+    for t in range(sc.n_room):
+        r = sc.room[t]
+        if p[r] >= 0:
+            _top_offer(st, i, c[r], r)
+    for t in range(sc.n_room):
+        r = sc.room[t]
+        if p[r] != LAZY:
+            continue
+        n = st.n_top[i]
+        if n >= st.k and c[r] >= st.top[TOP_HELD * i + n - 1]:
+            st.top_all[i] = False
+            continue
+        _vrp_route_full(s, inst, st.node[i], r, &c[r], &p[r])
         if p[r] >= 0:
             _top_offer(st, i, c[r], r)
     _vrp_score(st, i)
@@ -554,6 +798,16 @@ cdef void _vrp_update(Regret *st, const Sol *s, const Inst *inst, int i, int r, 
     if not _fits(s, inst, v, r):
         new_c = INFINITY
         new_p = -1
+    elif old_p == LAZY:
+        # Every old position of r still costs more than old_c: only a new edge can be cheaper,
+        # and then it is r's cheapest position.
+        new_c = INFINITY
+        new_p = -1
+        _keep_first(&new_c, &new_p, insertion_delta(s, inst, v, r, pu), pu)
+        _keep_first(&new_c, &new_p, insertion_delta(s, inst, v, r, pu + 1), pu + 1)
+        if new_c > old_c:
+            new_c = old_c
+            new_p = LAZY
     elif opened or old_p == pu:
         if st.granular[i]:
             _vrp_route_granular(s, inst, v, r, st.g, &new_c, &new_p)
@@ -585,13 +839,27 @@ cdef int _vrp_insert(Regret *st, Sol *s, const Inst *inst, int i, int *pos,
     cdef int v = st.node[i]
     cdef const double *c = &st.cost[i * st.cols]
     cdef const int *p = &st.where[i * st.cols]
-    cdef int r, best_r = -1, best_pos = 0
+    cdef const double *tc = &st.top[TOP_HELD * i]
+    cdef const int *tr = &st.top_route[TOP_HELD * i]
+    cdef int n = st.n_top[i]
+    cdef int r, j, t, best_r = -1, best_pos = 0
     cdef double best = INFINITY
-    for r in range(s.n_routes):
-        if p[r] >= 0 and c[r] < best:
-            best = c[r]
-            best_r = r
-            best_pos = p[r]
+    # The held options are the cheapest: the cheapest route among them is the row's first
+    # cheapest unless an option not held may tie with it (it costs as much as the dearest held).
+    for j in range(n):
+        if tr[j] >= 0 and (tc[j] < best or (tc[j] == best and tr[j] < best_r)):
+            best = tc[j]
+            best_r = tr[j]
+    if not st.top_all[i] and (best_r < 0 or best >= tc[n - 1]):
+        best_r = -1
+        best = INFINITY
+        for t in range(st.scan.n_room if st.scan != NULL else s.n_routes):
+            r = st.scan.room[t] if st.scan != NULL else t
+            if p[r] >= 0 and c[r] < best:
+                best = c[r]
+                best_r = r
+    if best_r >= 0:
+        best_pos = p[best_r]
     opened[0] = best_r < 0 or new_route_cost(inst, v) < best
     if opened[0]:
         best_r = sol_new_route(s)
@@ -700,6 +968,18 @@ cdef void _tsp_score(Regret *st, int i) noexcept nogil:
 
 # -- the operator --------------------------------------------------------------------------------
 
+cdef object _entry(const Regret *st, const Sol *s, const Inst *inst, int i, int r):
+    """A VRP cache entry as the twin holds it: None or (cost, position); a LAZY entry is
+    scanned here (the trace shows what the entry stands for, not how it is stored)."""
+    cdef double c = st.cost[i * st.cols + r]
+    cdef int p = st.where[i * st.cols + r]
+    if not _fits(s, inst, st.node[i], r):
+        return None             # (with a room list the entry is not even written)
+    if p == LAZY:
+        _vrp_route_full(s, inst, st.node[i], r, &c, &p)
+    return None if p < 0 else (c, p)
+
+
 cdef int _record(const Regret *st, const Sol *s, const Inst *inst, object out) except -1:
     """Append the cache of every node still to insert (regret_trace)."""
     cdef int t, i, j, w, r
@@ -713,9 +993,7 @@ cdef int _record(const Regret *st, const Sol *s, const Inst *inst, object out) e
             cache[w] = [(st.cost[i * st.cols + j], _edge_pos(s, st.where[i * st.cols + j]))
                         for j in range(st.count[i])]
         else:
-            cache[w] = [None if st.where[i * st.cols + r] < 0 else
-                        (st.cost[i * st.cols + r], st.where[i * st.cols + r])
-                        for r in range(s.n_routes)]
+            cache[w] = [_entry(st, s, inst, i, r) for r in range(s.n_routes)]
         granular[w] = bool(st.granular[i])
         scores[w] = (st.missing[i], st.regret[i], st.first[i])
     out.append({"routes": sol_to_py(s, inst), "cache": cache, "granular": granular,
@@ -740,6 +1018,11 @@ cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
             raise ValueError(f"regret_insertion: k must be 2 or 3, got {k}")
     st.k = <int> k
     st.g = _granularity(inst, neighbours)
+    cdef Scan sc
+    st.scan = NULL
+    if not tour and st.g == 0:
+        scan_init(&sc, s, inst, removed, n_removed)     # frees what it took if it fails
+        st.scan = &sc
     st.cols = st.k if tour else s.n_routes + m       # each insertion opens at most one route
     cdef int slots = max(m, 1)
     st.todo = <int *> malloc(slots * sizeof(int))
@@ -768,6 +1051,8 @@ cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
             if tour:
                 _tsp_fill(&st, s, inst, i)
                 _tsp_score(&st, i)
+            elif st.scan != NULL:
+                _vrp_fill_listed(&st, s, inst, i)
             else:
                 _vrp_fill(&st, s, inst, i)
                 _top_rebuild(&st, s, inst, i)
@@ -795,6 +1080,8 @@ cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
                     _tsp_score(&st, st.todo[t])
             else:
                 r = _vrp_insert(&st, s, inst, i, &pos, &opened)
+                if st.scan != NULL:
+                    scan_inserted(st.scan, inst, r, u, opened)
                 for t in range(st.alive):
                     _vrp_update(&st, s, inst, st.todo[t], r, pos, opened)
     finally:
@@ -811,6 +1098,8 @@ cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
         free(st.top_route)
         free(st.n_top)
         free(st.top_all)
+        if not tour and st.g == 0:
+            scan_free(&sc)
     return 0
 
 

@@ -16,3 +16,9 @@ cdef inline double rng_uniform(uint64_t *state) noexcept nogil:
 cdef inline int rng_below(uint64_t *state, int n) noexcept nogil:
     """Integer in [0, n) by multiply-shift of the high 32 bits (n < 2**31)."""
     return <int>(((rng_next(state) >> 32) * <uint64_t>n) >> 32)
+
+cdef inline uint64_t rng_after(uint64_t state, uint64_t draws) noexcept nogil:
+    """The state after `draws` more draws (any of the above takes one): the state only counts,
+    so a caller may make draws out of order and still leave the stream where the in-order
+    draws would have."""
+    return state + draws * <uint64_t>0x9E3779B97F4A7C15ULL

@@ -1,0 +1,89 @@
+# Lower bounds on a node's cheapest insertion into a whole route, from the route's bounding box.
+# A VRP repair that already holds an option of cost t can skip every route whose bound exceeds
+# t without scanning its positions: at n = 10,000 most routes are far from the node, and the
+# scan of every route with room was the largest part of a repair. Exact: a route is skipped
+# only when every one of its positions is provably dearer than t, so the choices (and the
+# floats) are those of the full scan. See _route_bounds.pyx for the geometry.
+from libc.math cimport sqrt, fabs
+from glns._core._types cimport Inst, Sol
+
+ctypedef struct RouteBounds:
+    bint on             # bounds apply: a depot and distances on demand from coordinates
+    int slots           # route slots covered
+    char *boxed         # the route has a box (else it is never skipped)
+    double *box         # 4 per route: min x, min y, max x, max y of its customers
+    double *diag        # the box's diagonal: the longest edge between two of its points
+    double *reach       # the farthest point of the box from the depot
+    double slack        # what rounding takes off an insertion delta at most (nint: 3 x 0.5)
+
+
+cdef int bounds_init(RouteBounds *b, const Sol *s, const Inst *inst, const int *routes,
+                     int n_listed, int slots) except -1 nogil
+cdef void bounds_free(RouteBounds *b) noexcept nogil
+
+
+cdef inline double depot_gap(const Inst *inst, int v) noexcept nogil:
+    """The exact Euclidean distance from the depot to v (unrounded, whatever the instance's
+    rounding: the bounds are geometric)."""
+    cdef double dx = inst.xy[2 * v] - inst.xy[0]
+    cdef double dy = inst.xy[2 * v + 1] - inst.xy[1]
+    return sqrt(dx * dx + dy * dy)
+
+
+cdef inline void _refresh(RouteBounds *b, const Inst *inst, int r) noexcept nogil:
+    cdef double *q = &b.box[4 * r]
+    cdef double w = q[2] - q[0], h = q[3] - q[1]
+    cdef double fx = fabs(q[0] - inst.xy[0]), fy = fabs(q[1] - inst.xy[1])
+    b.diag[r] = sqrt(w * w + h * h)
+    fx = max(fx, fabs(q[2] - inst.xy[0]))
+    fy = max(fy, fabs(q[3] - inst.xy[1]))
+    b.reach[r] = sqrt(fx * fx + fy * fy)
+
+
+cdef inline void bounds_add(RouteBounds *b, const Inst *inst, int r, int v) noexcept nogil:
+    """Node v went into route r (a route opened by this insertion included): grow its box."""
+    cdef double *q
+    cdef double x, y
+    if not b.on or not b.boxed[r]:
+        return
+    q = &b.box[4 * r]
+    x = inst.xy[2 * v]
+    y = inst.xy[2 * v + 1]
+    q[0] = min(q[0], x)
+    q[1] = min(q[1], y)
+    q[2] = max(q[2], x)
+    q[3] = max(q[3], y)
+    _refresh(b, inst, r)
+
+
+cdef inline bint route_beyond(const RouteBounds *b, const Sol *s, const Inst *inst, int r,
+                              int v, double gap, double t) noexcept nogil:
+    """Every insertion of v into route r costs more than t (gap: depot_gap(inst, v)).
+
+    With D the distance from v to the route's box, an insertion between two customers a, b
+    costs at least sqrt(d(a,b)^2 + 4 D^2) - d(a,b) >= sqrt(diag^2 + 4 D^2) - diag (v lies
+    outside the ellipse with foci a, b through the box); one next to the depot at least
+    d(0,v) + D - reach (triangle inequality); the open end of an OVRP route at least D. A
+    route is skipped when all three exceed t plus the rounding slack and a relative margin
+    for floating-point error. Compared squared: no square root per route.
+    """
+    cdef const double *q
+    cdef double x, y, dx, dy, d2, u
+    if not b.on or not b.boxed[r] or s.length[r] == 0:
+        return False
+    q = &b.box[4 * r]
+    x = inst.xy[2 * v]
+    y = inst.xy[2 * v + 1]
+    dx = max(q[0] - x, x - q[2], 0.0)
+    dy = max(q[1] - y, y - q[3], 0.0)
+    d2 = dx * dx + dy * dy
+    t = t + b.slack + 1e-9 * (fabs(t) + gap + b.reach[r] + b.diag[r] + 1.0)
+    u = t + b.diag[r]                       # between customers: sqrt(diag^2 + 4 D^2) > u
+    if u >= 0.0 and b.diag[r] * b.diag[r] + 4.0 * d2 <= u * u:
+        return False
+    u = t + b.reach[r] - gap                # next to the depot: D > u
+    if u >= 0.0 and d2 <= u * u:
+        return False
+    if not inst.closed_routes and t >= 0.0 and d2 <= t * t:
+        return False                        # the open end: D > t
+    return True

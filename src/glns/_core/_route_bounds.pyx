@@ -1,0 +1,108 @@
+# Route bounding boxes for the repairs' pruned scans (declarations and the bound: _route_bounds.pxd).
+#
+# A repair call builds the boxes of the routes that can take one of its removed nodes, O(their
+# nodes), and grows a box on each insertion; nothing leaves a route during a repair, so a box
+# only grows and every bound stays valid for the whole call. Routes without room for the
+# lightest removed node (and every route when the bounds do not apply) get no box and are
+# never skipped; routes the call opens get one from their first node.
+from libc.math cimport INFINITY
+from libc.stdlib cimport malloc, calloc, free
+
+from glns._core._types cimport Inst, Sol
+from glns._core._kind cimport fits
+from glns._core._instance cimport CoreInstance
+from glns._core._solution cimport Solution
+
+
+cdef inline void _empty(RouteBounds *b, int r) noexcept nogil:
+    cdef double *q = &b.box[4 * r]
+    q[0] = q[1] = INFINITY
+    q[2] = q[3] = -INFINITY
+    b.diag[r] = b.reach[r] = 0.0
+
+
+cdef int bounds_init(RouteBounds *b, const Sol *s, const Inst *inst, const int *routes,
+                     int n_listed, int slots) except -1 nogil:
+    """Boxes for the `n_listed` routes in `routes` and for the routes still to be opened
+    (slots s.n_routes .. slots - 1). The bounds apply only to VRPs whose distances are
+    computed on demand from coordinates (Euclidean, exact or nint): a dense matrix may hold
+    any distances, and small instances gain nothing."""
+    cdef int r, i, t, v
+    cdef const int *row
+    cdef double *q
+    b.on = inst.has_depot and inst.dist == NULL and inst.xy != NULL
+    b.slots = slots
+    b.boxed = NULL
+    b.box = NULL
+    b.diag = NULL
+    b.reach = NULL
+    b.slack = 1.5 if inst.nint else 0.0
+    if not b.on:
+        return 0
+    b.boxed = <char *> calloc(max(slots, 1), sizeof(char))
+    b.box = <double *> malloc(4 * max(slots, 1) * sizeof(double))
+    b.diag = <double *> malloc(max(slots, 1) * sizeof(double))
+    b.reach = <double *> malloc(max(slots, 1) * sizeof(double))
+    if b.boxed == NULL or b.box == NULL or b.diag == NULL or b.reach == NULL:
+        bounds_free(b)
+        with gil:
+            raise MemoryError()
+    for r in range(s.n_routes, slots):
+        _empty(b, r)
+        b.boxed[r] = True
+    for t in range(n_listed):
+        r = routes[t]
+        _empty(b, r)
+        b.boxed[r] = True
+        q = &b.box[4 * r]
+        row = &s.nodes[r * s.stride]
+        for i in range(s.length[r]):
+            v = row[i]
+            q[0] = min(q[0], inst.xy[2 * v])
+            q[1] = min(q[1], inst.xy[2 * v + 1])
+            q[2] = max(q[2], inst.xy[2 * v])
+            q[3] = max(q[3], inst.xy[2 * v + 1])
+        if s.length[r] > 0:
+            _refresh(b, inst, r)
+    return 0
+
+
+cdef void bounds_free(RouteBounds *b) noexcept nogil:
+    free(b.boxed)
+    free(b.box)
+    free(b.diag)
+    free(b.reach)
+    b.boxed = NULL
+    b.box = NULL
+    b.diag = NULL
+    b.reach = NULL
+    b.on = False
+
+
+def routes_beyond(CoreInstance inst not None, partial, removed, int v, double t):
+    """Test hook: for each route of `partial` (with `removed` unrouted), whether route_beyond
+    skips it for node v against an option of cost t; None when the bounds do not apply."""
+    cdef Solution sol = Solution(inst)
+    sol.load(partial, list(removed))
+    cdef RouteBounds b
+    cdef int r, n = 0
+    cdef int *room = <int *> malloc(max(sol.s.n_routes, 1) * sizeof(int))
+    if room == NULL:
+        raise MemoryError()
+    lightest = min(removed, key=lambda w: inst.c.demand[w]) if len(removed) else -1
+    try:
+        for r in range(sol.s.n_routes):      # as the repairs list them
+            if lightest >= 0 and fits(&inst.c, sol.s.load[r], lightest):
+                room[n] = r
+                n += 1
+        bounds_init(&b, &sol.s, &inst.c, room, n, sol.s.n_routes)
+    finally:
+        free(room)
+    try:
+        if not b.on:
+            return None
+        gap = depot_gap(&inst.c, v)
+        return [bool(route_beyond(&b, &sol.s, &inst.c, r, v, gap, t))
+                for r in range(sol.s.n_routes)]
+    finally:
+        bounds_free(&b)
