@@ -27,8 +27,8 @@
 # after a full sweep over all nodes finds nothing, so the result is a local optimum of the
 # neighbourhoods; with a touched list it is the usual don't-look-bit approximation (a node whose
 # moves became improving only through changes elsewhere, e.g. a route load, is not re-examined).
-from libc.stdlib cimport malloc, free
-from libc.string cimport memcpy, memmove
+from libc.stdlib cimport malloc, calloc, realloc, free
+from libc.string cimport memcpy, memmove, memset
 from libc.stdint cimport int64_t
 
 from glns._core._types cimport Inst, Sol
@@ -55,7 +55,11 @@ cdef struct Work:
     int head
     int count
     char *inq           # inq[v]: v is in the queue
-    int64_t *pre        # VRP: load of v's route from its start up to and including v
+    int64_t *pre        # VRP: load of v's route from its start up to and including v, valid
+                        # for the routes r with pre_ok[r] (computed when first needed, so a
+                        # call costs O(routes it looks at), not O(n))
+    char *pre_ok        # one per route slot (pre_slots of them; grows with new routes)
+    int pre_slots
     int *tmp            # scratch: max(n, 2 * stride) ints
 
 
@@ -267,6 +271,31 @@ cdef void _fix_pre(Work *w, int r) noexcept nogil:
     for i in range(s.length[r]):
         acc += w.inst.demand[row[i]]
         w.pre[row[i]] = acc
+    w.pre_ok[r] = 1
+
+
+cdef int _pre_room(Work *w, int r) except -1 nogil:
+    """Make pre_ok cover route r (a route the search opened)."""
+    cdef int slots = w.pre_slots
+    cdef char *grown
+    if r < slots:
+        return 0
+    while slots <= r:
+        slots *= 2
+    grown = <char *> realloc(w.pre_ok, slots * sizeof(char))
+    if grown == NULL:
+        with gil:
+            raise MemoryError()
+    memset(&grown[w.pre_slots], 0, (slots - w.pre_slots) * sizeof(char))
+    w.pre_ok = grown
+    w.pre_slots = slots
+    return 0
+
+
+cdef inline void _need_pre(Work *w, int r) noexcept nogil:
+    """Make the prefix loads of route r valid (moves keep them valid once computed)."""
+    if not w.pre_ok[r]:
+        _fix_pre(w, r)
 
 
 cdef void _reverse(Work *w, int r, int lo, int hi) noexcept nogil:
@@ -447,6 +476,8 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
                 _push(w, v); _push(w, u); _push(w, pv); _push(w, nv); _push(w, pu); _push(w, nu)
                 return 1
         # 2-opt*: rv = rv[..v] + ru[u..], ru = ru[..pu] + rv[nv..]
+        _need_pre(w, rv)
+        _need_pre(w, ru)
         head_u = w.pre[u] - qu
         if (w.pre[v] + (s.load[ru] - head_u) <= cap
                 and head_u + (s.load[rv] - w.pre[v]) <= cap):
@@ -473,6 +504,7 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
         if delta < -w.eps:
             sol_remove(s, inst, v)
             r = sol_new_route(s)
+            _pre_room(w, r)
             sol_insert(s, inst, v, r, 0)
             _fix_pre(w, rv)
             _fix_pre(w, r)
@@ -513,17 +545,15 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
     w.queue = <int *> malloc(n * sizeof(int))
     w.inq = <char *> malloc(n * sizeof(char))
     w.pre = <int64_t *> malloc(n * sizeof(int64_t))
+    w.pre_slots = max(s.route_slots, 1)
+    w.pre_ok = <char *> calloc(w.pre_slots, sizeof(char))
     w.tmp = <int *> malloc((n + 2 * s.stride) * sizeof(int))
     try:
-        if w.queue == NULL or w.inq == NULL or w.pre == NULL or w.tmp == NULL:
+        if (w.queue == NULL or w.inq == NULL or w.pre == NULL or w.pre_ok == NULL
+                or w.tmp == NULL):
             with gil:
                 raise MemoryError()
-        for v in range(n):
-            w.inq[v] = 0
-            w.pre[v] = 0
-        if not tour:
-            for r in range(s.n_routes):
-                _fix_pre(&w, r)
+        memset(w.inq, 0, n * sizeof(char))
         if full:
             for v in range(inst.first, n):
                 _push(&w, v)
@@ -549,6 +579,7 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
         free(w.queue)
         free(w.inq)
         free(w.pre)
+        free(w.pre_ok)
         free(w.tmp)
     if not tour:
         sol_drop_empty(s)
