@@ -196,6 +196,22 @@ cdef enum:
     SEED_NEIGHBOURS = 10
 
 
+cdef int _seed_routes(Scan *sc, const Sol *s, const Inst *inst, int v, int *out) noexcept nogil:
+    """The distinct routes with room for v of v's SEED_NEIGHBOURS nearest neighbours, into
+    `out`; they are marked seen for v's scan (a new stamp). Returns how many."""
+    cdef const int *nb = &inst.near[v * inst.n_near]
+    cdef int j, r, n = 0
+    sc.stamp += 1
+    for j in range(min(<int> SEED_NEIGHBOURS, inst.n_near)):
+        r = s.route_of[nb[j]]
+        if r < 0 or sc.seen[r] == sc.stamp or not _fits(s, inst, v, r):
+            continue
+        sc.seen[r] = sc.stamp
+        out[n] = r
+        n += 1
+    return n
+
+
 cdef void _scan_routes(const Sol *s, const Inst *inst, int v, double rate, uint64_t *rng,
                        Best *best, Scan *sc) noexcept nogil:
     """Every position of every route with room for v (blinking at `rate`), into `best`.
@@ -207,7 +223,7 @@ cdef void _scan_routes(const Sol *s, const Inst *inst, int v, double rate, uint6
     `_consider`'s tie rule makes the order of the scans irrelevant.
     """
     cdef int r, j, t, draws = 0
-    cdef const int *nb
+    cdef int seeds[SEED_NEIGHBOURS]
     cdef double gap
     if not sc.bounds.on:
         for t in range(sc.n_room):
@@ -221,14 +237,8 @@ cdef void _scan_routes(const Sol *s, const Inst *inst, int v, double rate, uint6
             sc.first_draw[r] = draws
             if _fits(s, inst, v, r):
                 draws += _draws(s, inst, r)
-    sc.stamp += 1
-    nb = &inst.near[v * inst.n_near]
-    for j in range(min(<int> SEED_NEIGHBOURS, inst.n_near)):
-        r = s.route_of[nb[j]]
-        if r < 0 or sc.seen[r] == sc.stamp or not _fits(s, inst, v, r):
-            continue
-        sc.seen[r] = sc.stamp
-        _scan_one(s, inst, v, r, rate, rng, sc, best)
+    for j in range(_seed_routes(sc, s, inst, v, seeds)):
+        _scan_one(s, inst, v, seeds[j], rate, rng, sc, best)
     gap = depot_gap(inst, v)
     for t in range(sc.n_room):
         r = sc.room[t]
@@ -241,6 +251,19 @@ cdef void _scan_routes(const Sol *s, const Inst *inst, int v, double rate, uint6
         rng[0] = rng_after(rng[0], <uint64_t> draws)
 
 
+cdef int _place(Sol *s, const Inst *inst, int v, Best *best, Scan *sc) except -1 nogil:
+    """Insert v at `best`, or in a new route: vehicles are unlimited, so a new route wins when
+    it is strictly cheaper (it can be in an open VRP; with metric distances never in a CVRP)
+    or when nothing else is left."""
+    cdef bint opened = not is_tour(inst) and (best.route < 0 or new_route_cost(inst, v) < best.cost)
+    if opened:
+        best.route = sol_new_route(s)
+        best.pos = 0
+    sol_insert(s, inst, v, best.route, best.pos)
+    scan_inserted(sc, inst, best.route, v, opened)
+    return 0
+
+
 cdef int greedy_insertion(Sol *s, const Inst *inst, const int *removed, int n_removed) except -1 nogil:
     """Insert each removed node, in the given order, at its cheapest feasible position.
 
@@ -248,7 +271,6 @@ cdef int greedy_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
     it is strictly cheaper than every feasible position, or when the node fits nowhere.
     """
     cdef int i, v
-    cdef bint opened
     cdef Best best
     cdef Scan sc
     scan_init(&sc, s, inst, removed, n_removed)
@@ -259,14 +281,7 @@ cdef int greedy_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
             best.route = -1
             best.pos = 0
             _scan_routes(s, inst, v, 0.0, NULL, &best, &sc)
-            # Vehicles are unlimited: a new route is a candidate too (it can be the cheapest in
-            # an open VRP; with metric distances never in a CVRP, where it is the fallback).
-            opened = not is_tour(inst) and (best.route < 0 or new_route_cost(inst, v) < best.cost)
-            if opened:
-                best.route = sol_new_route(s)
-                best.pos = 0
-            sol_insert(s, inst, v, best.route, best.pos)
-            scan_inserted(&sc, inst, best.route, v, opened)
+            _place(s, inst, v, &best, &sc)
     finally:
         scan_free(&sc)
     return 0
@@ -406,7 +421,6 @@ cdef int blink_insertion(Sol *s, const Inst *inst, const int *removed, int n_rem
     cdef int g = _granularity(inst, neighbours)
     cdef int code = <int> order if (order >= 0.0 and order <= ORDER_SISR) else -1
     cdef int i, v
-    cdef bint opened
     cdef Best best
     if code < 0 or code != order:
         with gil:
@@ -436,13 +450,7 @@ cdef int blink_insertion(Sol *s, const Inst *inst, const int *removed, int n_rem
                 _scan_routes(s, inst, v, blink_rate, rng, &best, &sc)
             if best.route < 0 and is_tour(inst):
                 _scan_routes(s, inst, v, 0.0, rng, &best, &sc)
-            # Vehicles are unlimited: a new route wins when strictly cheaper or nothing is left.
-            opened = not is_tour(inst) and (best.route < 0 or new_route_cost(inst, v) < best.cost)
-            if opened:
-                best.route = sol_new_route(s)
-                best.pos = 0
-            sol_insert(s, inst, v, best.route, best.pos)
-            scan_inserted(&sc, inst, best.route, v, opened)
+            _place(s, inst, v, &best, &sc)
     finally:
         free(todo)
         free(mark)
@@ -584,7 +592,7 @@ cdef void _vrp_fill_listed(Regret *st, const Sol *s, const Inst *inst, int i) no
     cdef double *c = &st.cost[i * st.cols]
     cdef int *p = &st.where[i * st.cols]
     cdef Scan *sc = st.scan
-    cdef const int *nb
+    cdef int seeds[SEED_NEIGHBOURS]
     cdef int r, j, t
     cdef double gap = 0.0, dearest
     st.granular[i] = False
@@ -592,13 +600,8 @@ cdef void _vrp_fill_listed(Regret *st, const Sol *s, const Inst *inst, int i) no
     st.top_all[i] = True
     _top_offer(st, i, new_route_cost(inst, v), -1)
     if sc.bounds.on:
-        sc.stamp += 1
-        nb = &inst.near[v * inst.n_near]
-        for j in range(min(<int> SEED_NEIGHBOURS, inst.n_near)):
-            r = s.route_of[nb[j]]
-            if r < 0 or sc.seen[r] == sc.stamp or not _fits(s, inst, v, r):
-                continue
-            sc.seen[r] = sc.stamp
+        for j in range(_seed_routes(sc, s, inst, v, seeds)):
+            r = seeds[j]
             _vrp_route_full(s, inst, v, r, &c[r], &p[r])
             if p[r] >= 0:
                 _top_offer(st, i, c[r], r)

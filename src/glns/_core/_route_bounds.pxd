@@ -40,19 +40,21 @@ cdef inline void _refresh(RouteBounds *b, const Inst *inst, int r) noexcept nogi
     b.reach[r] = sqrt(fx * fx + fy * fy)
 
 
-cdef inline void bounds_add(RouteBounds *b, const Inst *inst, int r, int v) noexcept nogil:
-    """Node v went into route r (a route opened by this insertion included): grow its box."""
-    cdef double *q
-    cdef double x, y
-    if not b.on or not b.boxed[r]:
-        return
-    q = &b.box[4 * r]
-    x = inst.xy[2 * v]
-    y = inst.xy[2 * v + 1]
+cdef inline void _grow(RouteBounds *b, const Inst *inst, int r, int v) noexcept nogil:
+    """Route r's box takes in node v (its diagonal and reach are then stale: _refresh)."""
+    cdef double *q = &b.box[4 * r]
+    cdef double x = inst.xy[2 * v], y = inst.xy[2 * v + 1]
     q[0] = min(q[0], x)
     q[1] = min(q[1], y)
     q[2] = max(q[2], x)
     q[3] = max(q[3], y)
+
+
+cdef inline void bounds_add(RouteBounds *b, const Inst *inst, int r, int v) noexcept nogil:
+    """Node v went into route r (a route opened by this insertion included): grow its box."""
+    if not b.on or not b.boxed[r]:
+        return
+    _grow(b, inst, r, v)
     _refresh(b, inst, r)
 
 

@@ -27,9 +27,8 @@ cdef int bounds_init(RouteBounds *b, const Sol *s, const Inst *inst, const int *
     (slots s.n_routes .. slots - 1). The bounds apply only to VRPs whose distances are
     computed on demand from coordinates (Euclidean, exact or nint): a dense matrix may hold
     any distances, and small instances gain nothing."""
-    cdef int r, i, t, v
+    cdef int r, i, t
     cdef const int *row
-    cdef double *q
     b.on = inst.has_depot and inst.dist == NULL and inst.xy != NULL
     b.slots = slots
     b.boxed = NULL
@@ -54,14 +53,9 @@ cdef int bounds_init(RouteBounds *b, const Sol *s, const Inst *inst, const int *
         r = routes[t]
         _empty(b, r)
         b.boxed[r] = True
-        q = &b.box[4 * r]
         row = &s.nodes[r * s.stride]
         for i in range(s.length[r]):
-            v = row[i]
-            q[0] = min(q[0], inst.xy[2 * v])
-            q[1] = min(q[1], inst.xy[2 * v + 1])
-            q[2] = max(q[2], inst.xy[2 * v])
-            q[3] = max(q[3], inst.xy[2 * v + 1])
+            _grow(b, inst, r, row[i])
         if s.length[r] > 0:
             _refresh(b, inst, r)
     return 0
