@@ -13,8 +13,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 import glns
 from glns._core._native_ops import apply_destroy, apply_repair
-from glns._core._repair import regret_trace
-from glns._core._route_bounds import routes_beyond
+from glns._core._repair import regret_trace, routes_beyond
 from glns.operators.library import repair as twins
 from glns.operators.seeds import BY_PROBLEM
 from glns.problems import base as problem_base

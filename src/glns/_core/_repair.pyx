@@ -169,6 +169,7 @@ cdef inline int _draws(const Sol *s, const Inst *inst, int r) noexcept nogil:
 
 cdef inline void _route_scan_into(const Sol *s, const Inst *inst, int v, int r, double rate,
                                   uint64_t *rng, Best *best) noexcept nogil:
+    """_route_scan of route r, offered to `best`."""
     cdef double c
     cdef int pos
     _route_scan(s, inst, v, r, rate, rng, &c, &pos)
@@ -179,16 +180,10 @@ cdef inline void _route_scan_into(const Sol *s, const Inst *inst, int v, int r, 
 cdef inline void _scan_one(const Sol *s, const Inst *inst, int v, int r, double rate,
                            const uint64_t *rng, const Scan *sc, Best *best) noexcept nogil:
     """_route_scan of route r with the draws the plain scan would make there."""
-    cdef uint64_t state
-    cdef double c
-    cdef int pos
+    cdef uint64_t state = 0
     if rate > 0.0:
         state = rng_after(rng[0], <uint64_t> sc.first_draw[r])
-        _route_scan(s, inst, v, r, rate, &state, &c, &pos)
-    else:
-        _route_scan(s, inst, v, r, 0.0, NULL, &c, &pos)
-    if pos >= 0:
-        _consider(best, c, r, pos)
+    _route_scan_into(s, inst, v, r, rate, &state, best)
 
 
 cdef enum:
@@ -512,7 +507,9 @@ ctypedef struct Regret:
     int *missing        # options missing among the k best (each worth M)
     double *regret      # the regret without the M terms
     double *first       # the cheapest option
-    Scan *scan          # route bounds: a VRP entry may be LAZY (never held); see _vrp_fill
+    Scan *scan          # VRP without granular lists: the call's room list, which the rows
+                        # cover, and the route bounds (entries may be LAZY, never held);
+                        # see _vrp_fill_listed
 
 
 cdef inline void _keep_first(double *c, int *p, double cost, int pos) noexcept nogil:
@@ -615,12 +612,6 @@ cdef void _vrp_fill_listed(Regret *st, const Sol *s, const Inst *inst, int i) no
             p[r] = -1
             continue
         if sc.bounds.on and st.n_top[i] >= st.k:
-            if st.n_top[i] > st.k and st.top_route[TOP_HELD * i + st.n_top[i] - 1] < 0:
-                # A new route is the dearest option held (it usually is, by far): let it go,
-                # so that the bound compares with an insertion. The held options stay the
-                # cheapest; _top_rebuild offers it again when they run short.
-                st.n_top[i] -= 1
-                st.top_all[i] = False
             dearest = st.top[TOP_HELD * i + st.n_top[i] - 1]
             if route_beyond(&sc.bounds, s, inst, r, v, gap, dearest):
                 c[r] = dearest
@@ -688,6 +679,16 @@ cdef inline void _vrp_score(Regret *st, int i) noexcept nogil:
     _score(st, i, &st.top[TOP_HELD * i], st.n_top[i])
 
 
+cdef inline int _listed(const Regret *st, const Sol *s) noexcept nogil:
+    """How many routes a VRP slot's row covers: the room list, or every route (granular)."""
+    return st.scan.n_room if st.scan != NULL else s.n_routes
+
+
+cdef inline int _listed_route(const Regret *st, int t) noexcept nogil:
+    """The t-th of those routes."""
+    return st.scan.room[t] if st.scan != NULL else t
+
+
 cdef void _top_rebuild(Regret *st, const Sol *s, const Inst *inst, int i) noexcept nogil:
     """Slot i's cheapest options (and its score) from its whole cache row. O(routes).
 
@@ -697,23 +698,19 @@ cdef void _top_rebuild(Regret *st, const Sol *s, const Inst *inst, int i) noexce
     """
     cdef double *c = &st.cost[i * st.cols]
     cdef int *p = &st.where[i * st.cols]
-    cdef const Scan *sc = st.scan
     cdef int r, n, t
     st.n_top[i] = 0
     st.top_all[i] = True
     _top_offer(st, i, new_route_cost(inst, st.node[i]), -1)
-    if sc == NULL:
-        for r in range(s.n_routes):
-            if p[r] >= 0:
-                _top_offer(st, i, c[r], r)
-        _vrp_score(st, i)
-        return
-    for t in range(sc.n_room):
-        r = sc.room[t]
+    for t in range(_listed(st, s)):
+        r = _listed_route(st, t)
         if p[r] >= 0:
             _top_offer(st, i, c[r], r)
-    for t in range(sc.n_room):
-        r = sc.room[t]
+    if st.scan == NULL or not st.scan.bounds.on:
+        _vrp_score(st, i)
+        return                  # no LAZY entries
+    for t in range(st.scan.n_room):
+        r = st.scan.room[t]
         if p[r] != LAZY:
             continue
         n = st.n_top[i]
@@ -842,27 +839,14 @@ cdef int _vrp_insert(Regret *st, Sol *s, const Inst *inst, int i, int *pos,
     cdef int v = st.node[i]
     cdef const double *c = &st.cost[i * st.cols]
     cdef const int *p = &st.where[i * st.cols]
-    cdef const double *tc = &st.top[TOP_HELD * i]
-    cdef const int *tr = &st.top_route[TOP_HELD * i]
-    cdef int n = st.n_top[i]
-    cdef int r, j, t, best_r = -1, best_pos = 0
+    cdef int r, t, best_r = -1, best_pos = 0
     cdef double best = INFINITY
-    # The held options are the cheapest: the cheapest route among them is the row's first
-    # cheapest unless an option not held may tie with it (it costs as much as the dearest held).
-    for j in range(n):
-        if tr[j] >= 0 and (tc[j] < best or (tc[j] == best and tr[j] < best_r)):
-            best = tc[j]
-            best_r = tr[j]
-    if not st.top_all[i] and (best_r < 0 or best >= tc[n - 1]):
-        best_r = -1
-        best = INFINITY
-        for t in range(st.scan.n_room if st.scan != NULL else s.n_routes):
-            r = st.scan.room[t] if st.scan != NULL else t
-            if p[r] >= 0 and c[r] < best:
-                best = c[r]
-                best_r = r
-    if best_r >= 0:
-        best_pos = p[best_r]
+    for t in range(_listed(st, s)):
+        r = _listed_route(st, t)
+        if p[r] >= 0 and c[r] < best:         # (a LAZY entry is dearer than a held option)
+            best = c[r]
+            best_r = r
+            best_pos = p[r]
     opened[0] = best_r < 0 or new_route_cost(inst, v) < best
     if opened[0]:
         best_r = sol_new_route(s)
@@ -1101,8 +1085,8 @@ cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
         free(st.top_route)
         free(st.n_top)
         free(st.top_all)
-        if not tour and st.g == 0:
-            scan_free(&sc)
+        if st.scan != NULL:
+            scan_free(st.scan)
     return 0
 
 
@@ -1127,3 +1111,31 @@ def regret_trace(CoreInstance inst not None, partial, removed, double k=2, doubl
     finally:
         free(buf)
     return snapshots, sol.routes()
+
+
+def routes_beyond(CoreInstance inst not None, partial, removed, int v, double t):
+    """Test hook: for each route of `partial` (with `removed` unrouted), whether a repair call
+    inserting `removed` skips it for node v against an option of cost t (route_beyond over the
+    call's room list; a route without room is never skipped, it is not scanned at all); None
+    when the bounds do not apply."""
+    cdef Solution sol = Solution(inst)
+    sol.load(partial, list(removed))
+    cdef int n = len(removed), i, r
+    cdef Scan sc
+    cdef int *buf = <int *> malloc(max(n, 1) * sizeof(int))
+    if buf == NULL:
+        raise MemoryError()
+    try:
+        for i in range(n):
+            buf[i] = removed[i]
+        scan_init(&sc, &sol.s, &inst.c, buf, n)
+    finally:
+        free(buf)
+    try:
+        if not sc.bounds.on:
+            return None
+        gap = depot_gap(&inst.c, v)
+        return [bool(route_beyond(&sc.bounds, &sol.s, &inst.c, r, v, gap, t))
+                for r in range(sol.s.n_routes)]
+    finally:
+        scan_free(&sc)

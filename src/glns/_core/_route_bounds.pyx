@@ -9,9 +9,6 @@ from libc.math cimport INFINITY
 from libc.stdlib cimport malloc, calloc, free
 
 from glns._core._types cimport Inst, Sol
-from glns._core._kind cimport fits
-from glns._core._instance cimport CoreInstance
-from glns._core._solution cimport Solution
 
 
 cdef inline void _empty(RouteBounds *b, int r) noexcept nogil:
@@ -72,31 +69,3 @@ cdef void bounds_free(RouteBounds *b) noexcept nogil:
     b.reach = NULL
     b.on = False
 
-
-def routes_beyond(CoreInstance inst not None, partial, removed, int v, double t):
-    """Test hook: for each route of `partial` (with `removed` unrouted), whether route_beyond
-    skips it for node v against an option of cost t; None when the bounds do not apply."""
-    cdef Solution sol = Solution(inst)
-    sol.load(partial, list(removed))
-    cdef RouteBounds b
-    cdef int r, n = 0
-    cdef int *room = <int *> malloc(max(sol.s.n_routes, 1) * sizeof(int))
-    if room == NULL:
-        raise MemoryError()
-    lightest = min(removed, key=lambda w: inst.c.demand[w]) if len(removed) else -1
-    try:
-        for r in range(sol.s.n_routes):      # as the repairs list them
-            if lightest >= 0 and fits(&inst.c, sol.s.load[r], lightest):
-                room[n] = r
-                n += 1
-        bounds_init(&b, &sol.s, &inst.c, room, n, sol.s.n_routes)
-    finally:
-        free(room)
-    try:
-        if not b.on:
-            return None
-        gap = depot_gap(&inst.c, v)
-        return [bool(route_beyond(&b, &sol.s, &inst.c, r, v, gap, t))
-                for r in range(sol.s.n_routes)]
-    finally:
-        bounds_free(&b)
