@@ -19,8 +19,8 @@ from glns._core._rng cimport rng_next, rng_uniform, rng_below
 from glns._core._clock cimport now
 from glns._core._instance cimport CoreInstance
 from glns._core._solution cimport (
-    Solution, sol_alloc, sol_free, sol_copy, sol_cost, sol_random_init, sol_to_py, sol_load,
-    sol_clear,
+    Solution, sol_alloc, sol_free, sol_copy, sol_sync, sol_unmark, sol_same, sol_cost,
+    sol_random_init, sol_to_py, sol_load, sol_clear,
 )
 from glns._core._operator cimport NativeOp, NativeOperator, run_destroy, run_repair
 from glns._core._repair cimport blink_insertion, ORDER_RANDOM
@@ -260,6 +260,18 @@ def reference_cost(CoreInstance inst not None, uint64_t seed=0) -> float:
     return greedy_reference_cost(inst, seed)
 
 
+# Tests turn this on (check_sync) to compare, after every sol_sync of a run, the candidate with
+# the current solution in full: a write to a route without its sol_mark shows as a mismatch.
+cdef bint _check_sync = False
+
+
+def check_sync(bint on) -> None:
+    """Tests: make every following run check each sol_sync in full; a run that finds a
+    mismatch raises AssertionError at its end."""
+    global _check_sync
+    _check_sync = on
+
+
 def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
              RunSettings settings not None, uint64_t seed, initial=None) -> RunResult:
     """Run the adaptive LNS loop with `settings` (see glns.solve): native operators bound by
@@ -296,6 +308,12 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
         if err is not None:
             raise ValueError(f"initial solution is invalid: {err}")
     sol_copy(&run.best, &run.cur, c)
+    # From here on the candidate and the current solution are twins: each iteration's
+    # candidate starts as a sol_sync of the current one (O(changed routes), not O(n)).
+    sol_copy(&run.cand, &run.cur, c)
+    sol_unmark(&run.cur)
+    cdef bint check = _check_sync
+    cdef int64_t sync_mismatches = 0
 
     cdef FixedSchedule fixed
     cdef AutoSchedule auto
@@ -342,7 +360,10 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
             d = roulette(D.weight, nd, adaptive, &rng)
             r = roulette(R.weight, nr, adaptive, &rng)
             k = k_min + rng_below(&rng, k_max - k_min + 1) if k_max > k_min else k_min
-            sol_copy(&run.cand, &run.cur, c)
+            sol_sync(&run.cand, &run.cur, c)
+            if check and not sol_same(&run.cand, &run.cur, c):
+                sync_mismatches += 1
+                break       # before the wrong candidate corrupts anything
             ok = True
             repair_called = False
             n_removed = 0
@@ -414,6 +435,9 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
             grow_push(&run.iter_time, now() - t_iter)
 
     total = now() - t_start
+    if sync_mismatches:
+        raise AssertionError(f"sol_sync left the candidate unlike the current solution "
+                             f"at iteration {it}")
     return RunResult(
         best=sol_to_py(&run.best, c), best_cost=run.best.cost, iterations=it, runtime=total,
         best_curve=grow_to_numpy(&run.best_curve), current_curve=grow_to_numpy(&run.cur_curve),

@@ -11,7 +11,7 @@ from glns._core._types cimport Inst, Sol
 from glns._core._kind cimport is_tour
 from glns._core._distance cimport dist
 from glns._core._rng cimport rng_below, rng_uniform
-from glns._core._solution cimport sol_remove, removal_delta, sol_touch_at
+from glns._core._solution cimport sol_remove, removal_delta, sol_touch_at, sol_mark
 from glns._core._keyed cimport Keyed, keyed_before, keyed_cmp
 
 
@@ -139,6 +139,7 @@ cdef inline void _take(Sol *s, const Inst *inst, int v, int *removed, int *n_rem
     sol_touch_at(s, inst, r, p - 1)     # its neighbours get new arcs (see sol_cost)
     sol_touch_at(s, inst, r, p)
     sol_touch_at(s, inst, r, p + 1)
+    sol_mark(s, r)
     s.load[r] -= inst.demand[v]
     s.route_of[v] = -1
     s.pos_of[v] = -1

@@ -36,7 +36,7 @@ from glns._core._kind cimport is_tour, load_limit
 from glns._core._distance cimport dist
 from glns._core._solution cimport (Solution, sol_remove, sol_insert, sol_new_route,
                                    sol_drop_empty, sol_cost, removal_delta, new_route_cost,
-                                   sol_touch, sol_touch_at, arc, END)
+                                   sol_touch, sol_touch_at, sol_mark, arc, END)
 from glns._core._instance cimport CoreInstance
 
 # A move must improve by more than this fraction of the starting cost (rounding guard).
@@ -105,6 +105,7 @@ cdef void _tsp_two_opt(Sol *s, int x, int y) noexcept nogil:
         i = (s.pos_of[y] + 1) % L
         j = s.pos_of[x]
         m = L - m
+    sol_mark(s, 0)
     for k in range(m + 1):          # the reversed cities and the one after them (sol_cost)
         sol_touch(s, row[(i + k) % L])
     for k in range(m // 2):
@@ -131,6 +132,7 @@ cdef void _tsp_move_segment(Work *w, int s0, int l, int a, bint rev) noexcept no
     cdef int k, idx, x, lo, hi, m = 0
     for k in range(l):
         seg[k] = row[(p0 + k) % L]
+    sol_mark(s, 0)
     if p0 + l <= L:
         if pa > p0:     # a lies after the segment: the cities up to a move back by l
             memmove(&row[p0], &row[p0 + l], (pa - p0 - l + 1) * sizeof(int))
@@ -303,6 +305,7 @@ cdef void _reverse(Work *w, int r, int lo, int hi) noexcept nogil:
     cdef Sol *s = w.s
     cdef int *row = &s.nodes[r * s.stride]
     cdef int t, p
+    sol_mark(s, r)
     for p in range(lo, hi + 2):     # the reversed nodes and the one after them (sol_cost)
         sol_touch_at(s, w.inst, r, p)
     while lo < hi:
@@ -350,6 +353,8 @@ cdef void _swap(Work *w, int v, int u) noexcept nogil:
     cdef Sol *s = w.s
     cdef int rv = s.route_of[v], ru = s.route_of[u]
     cdef int i = s.pos_of[v], j = s.pos_of[u]
+    sol_mark(s, rv)
+    sol_mark(s, ru)
     s.nodes[rv * s.stride + i] = u
     s.nodes[ru * s.stride + j] = v
     s.route_of[v] = ru
@@ -375,6 +380,8 @@ cdef void _exchange_tails(Work *w, int r1, int c1, int r2, int c2) noexcept nogi
     cdef int *t1 = w.tmp
     cdef int *t2 = &w.tmp[s.stride]
     cdef int m1 = 0, m2 = 0, i
+    sol_mark(s, r1)
+    sol_mark(s, r2)
     for i in range(c1):
         t1[m1] = row1[i]; m1 += 1
     for i in range(c2, L2):

@@ -8,11 +8,15 @@ from glns._core._instance cimport CoreInstance
 cdef enum:
     END = -1      # the end of a depot route: the depot when routes are closed, else nothing
     COST_BLOCK_SHIFT = 4    # the cost is summed in blocks of 2**4 = 16 node ids
+    # sol_sync copies the whole solution when more than 1/SYNC_COPY_FRACTION of the routes
+    # are marked
+    SYNC_COPY_FRACTION = 8
 
 
 cdef inline void sol_touch(Sol *s, int v) noexcept nogil:
     """Node v's incoming arc or its being last in its route may have changed."""
     s.stale[v >> COST_BLOCK_SHIFT] = 1
+    s.own_ok[v] = 0
 
 
 cdef inline void sol_touch_at(Sol *s, const Inst *inst, int r, int p) noexcept nogil:
@@ -30,6 +34,15 @@ cdef inline void sol_touch_at(Sol *s, const Inst *inst, int r, int p) noexcept n
     sol_touch(s, s.nodes[r * s.stride + p])
 
 
+cdef inline void sol_mark(Sol *s, int r) noexcept nogil:
+    """Route r's row, length or load changed: sol_sync must copy it. Every write to a route
+    goes with this mark (sol_insert, sol_remove and the moves that write rows directly)."""
+    if not s.changed[r]:
+        s.changed[r] = 1
+        s.changed_list[s.n_changed] = r
+        s.n_changed += 1
+
+
 cdef inline double arc(const Inst *inst, int a, int b) noexcept nogil:
     """Cost of travelling a -> b, where b == END means 'finish the route'."""
     if b == END:
@@ -41,6 +54,9 @@ cdef int sol_alloc(Sol *s, const Inst *inst) except -1 nogil
 cdef void sol_free(Sol *s) noexcept nogil
 cdef int sol_reserve_routes(Sol *s, int slots) except -1 nogil
 cdef int sol_copy(Sol *dst, const Sol *src, const Inst *inst) except -1 nogil
+cdef int sol_sync(Sol *dst, Sol *src, const Inst *inst) except -1 nogil
+cdef void sol_unmark(Sol *s) noexcept nogil
+cdef bint sol_same(const Sol *a, const Sol *b, const Inst *inst) noexcept nogil
 cdef void sol_clear(Sol *s, const Inst *inst) noexcept nogil
 cdef int sol_new_route(Sol *s) except -1 nogil
 cdef void sol_remove(Sol *s, const Inst *inst, int v) noexcept nogil

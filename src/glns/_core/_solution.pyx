@@ -8,8 +8,12 @@
 # incoming arc (a tour: from its predecessor; a depot route: from the previous customer or the
 # depot, plus the closing arc back to the depot for the last customer of a closed route); the
 # nodes' arcs are summed per block of 16 consecutive node ids in id order, and the blocks'
-# sums in block order. sol_cost re-sums only the blocks marked stale since its last call, so
+# sums in block order. sol_cost re-sums only the blocks marked stale since its last call, and
+# recomputes only the arcs of the nodes touched (the others' are cached in `own`), so
 # re-costing after a move costs O(nodes touched + n/16), not O(n).
+#
+# The ALNS loop keeps its candidate a twin of the current solution: sol_mark records the routes
+# each writes, and sol_sync copies only those, not the whole solution.
 from cpython.mem cimport PyMem_Malloc, PyMem_Realloc, PyMem_Free
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memmove, memset
@@ -23,16 +27,23 @@ from glns._core._instance cimport CoreInstance
 
 cdef int sol_alloc(Sol *s, const Inst *inst) except -1 nogil:
     s.stride = inst.max_route_len
+    s.n_routes = 0
     s.route_slots = 0
     s.nodes = NULL
     s.length = NULL
     s.load = NULL
+    s.changed = NULL
+    s.changed_list = NULL
+    s.n_changed = 0
     s.route_of = <int *> malloc(inst.n * sizeof(int))
     s.pos_of = <int *> malloc(inst.n * sizeof(int))
     s.n_blocks = ((inst.n - 1) >> COST_BLOCK_SHIFT) + 1 if inst.n > 0 else 1
     s.part = <double *> malloc(s.n_blocks * sizeof(double))
     s.stale = <char *> malloc(s.n_blocks * sizeof(char))
-    if s.route_of == NULL or s.pos_of == NULL or s.part == NULL or s.stale == NULL:
+    s.own = <double *> malloc(max(inst.n, 1) * sizeof(double))
+    s.own_ok = <char *> malloc(max(inst.n, 1) * sizeof(char))
+    if (s.route_of == NULL or s.pos_of == NULL or s.part == NULL or s.stale == NULL
+            or s.own == NULL or s.own_ok == NULL):
         with gil:
             raise MemoryError()
     # Enough slots for the usual case; sol_reserve_routes grows on demand.
@@ -49,6 +60,15 @@ cdef void sol_free(Sol *s) noexcept nogil:
     free(s.pos_of)
     free(s.part)
     free(s.stale)
+    free(s.own)
+    free(s.own_ok)
+    s.own = NULL
+    s.own_ok = NULL
+    free(s.changed)
+    free(s.changed_list)
+    s.changed = NULL
+    s.changed_list = NULL
+    s.n_changed = 0
     s.part = NULL
     s.stale = NULL
     s.nodes = NULL
@@ -59,36 +79,39 @@ cdef void sol_free(Sol *s) noexcept nogil:
     s.route_slots = 0
 
 
+cdef int _resize(void **block, size_t size) except -1 nogil:
+    """realloc *block to `size` bytes; on failure *block is left as it was."""
+    cdef void *grown = realloc(block[0], size)
+    if grown == NULL:
+        with gil:
+            raise MemoryError()
+    block[0] = grown
+    return 0
+
+
 cdef int sol_reserve_routes(Sol *s, int slots) except -1 nogil:
     if slots <= s.route_slots:
         return 0
     cdef int new_slots = s.route_slots * 2
     if new_slots < slots:
         new_slots = slots
-    cdef int *nodes = <int *> realloc(s.nodes, <size_t> new_slots * s.stride * sizeof(int))
-    if nodes == NULL:
-        with gil:
-            raise MemoryError()
-    s.nodes = nodes
-    cdef int *length = <int *> realloc(s.length, new_slots * sizeof(int))
-    if length == NULL:
-        with gil:
-            raise MemoryError()
-    s.length = length
-    cdef int64_t *load = <int64_t *> realloc(s.load, new_slots * sizeof(int64_t))
-    if load == NULL:
-        with gil:
-            raise MemoryError()
-    s.load = load
+    _resize(<void **> &s.nodes, <size_t> new_slots * s.stride * sizeof(int))
+    _resize(<void **> &s.length, new_slots * sizeof(int))
+    _resize(<void **> &s.load, new_slots * sizeof(int64_t))
+    _resize(<void **> &s.changed, new_slots * sizeof(char))
+    _resize(<void **> &s.changed_list, new_slots * sizeof(int))
     cdef int r
     for r in range(s.route_slots, new_slots):
         s.length[r] = 0
         s.load[r] = 0
+        s.changed[r] = 0
     s.route_slots = new_slots
     return 0
 
 
 cdef int sol_copy(Sol *dst, const Sol *src, const Inst *inst) except -1 nogil:
+    """Make dst equal to src (O(n)). dst's marks are cleared, src's kept: src may have a
+    twin of its own that sol_sync keeps equal to it."""
     sol_reserve_routes(dst, src.n_routes)
     cdef int r
     for r in range(src.n_routes):
@@ -103,8 +126,104 @@ cdef int sol_copy(Sol *dst, const Sol *src, const Inst *inst) except -1 nogil:
     memcpy(dst.pos_of, src.pos_of, inst.n * sizeof(int))
     memcpy(dst.part, src.part, src.n_blocks * sizeof(double))
     memcpy(dst.stale, src.stale, src.n_blocks * sizeof(char))
+    memcpy(dst.own, src.own, inst.n * sizeof(double))
+    memcpy(dst.own_ok, src.own_ok, inst.n * sizeof(char))
+    dst.cost = src.cost
+    sol_unmark(dst)
+    return 0
+
+
+cdef int sol_sync(Sol *dst, Sol *src, const Inst *inst) except -1 nogil:
+    """Make dst equal to src, when the two were equal after their last sol_copy or sol_sync
+    and every change since, in either, is marked (sol_mark); clears both's marks.
+
+    Costs O(nodes of the marked routes + n/16) instead of sol_copy's O(n): a node whose route,
+    position or owned cost differs between the two lies in a route marked in one of them (it
+    was moved out of a marked route, into a marked route, or its route was written), so
+    rewriting the marked routes of src over those of dst, after unrouting the nodes dst holds
+    in them, rewrites every such node."""
+    cdef int i, j, r, L, v
+    cdef int *row
+    cdef const int *src_row
+    if (src.n_changed + dst.n_changed) * SYNC_COPY_FRACTION > src.n_routes:
+        # most routes marked (sol_drop_empty moved the routes after a hole, or a tour): the
+        # sequential full copy is cheaper than the node-by-node rewrite
+        sol_copy(dst, src, inst)
+        sol_unmark(src)
+        return 0
+    sol_reserve_routes(dst, src.n_routes)
+    for i in range(src.n_changed):
+        r = src.changed_list[i]
+        if r < dst.route_slots:     # else r >= src.n_routes: empty in both
+            sol_mark(dst, r)
+    for i in range(dst.n_changed):
+        r = dst.changed_list[i]
+        row = &dst.nodes[r * dst.stride]
+        for j in range(dst.length[r]):
+            dst.route_of[row[j]] = -1
+            dst.pos_of[row[j]] = -1
+    for i in range(dst.n_changed):
+        r = dst.changed_list[i]
+        dst.changed[r] = 0
+        row = &dst.nodes[r * dst.stride]
+        if r >= src.route_slots:
+            dst.length[r] = 0
+            dst.load[r] = 0
+            continue
+        L = src.length[r]
+        src_row = &src.nodes[r * src.stride]
+        memcpy(row, src_row, L * sizeof(int))
+        dst.length[r] = L
+        dst.load[r] = src.load[r]
+        for j in range(L):
+            v = row[j]
+            dst.route_of[v] = r
+            dst.pos_of[v] = j
+            dst.own[v] = src.own[v]
+            dst.own_ok[v] = src.own_ok[v]
+    dst.n_changed = 0
+    sol_unmark(src)
+    dst.n_routes = src.n_routes
+    memcpy(dst.part, src.part, src.n_blocks * sizeof(double))
+    memcpy(dst.stale, src.stale, src.n_blocks * sizeof(char))
     dst.cost = src.cost
     return 0
+
+
+cdef void sol_unmark(Sol *s) noexcept nogil:
+    """Forget the marked routes (s is now equal to its twin)."""
+    cdef int i
+    for i in range(s.n_changed):
+        s.changed[s.changed_list[i]] = 0
+    s.n_changed = 0
+
+
+cdef bint sol_same(const Sol *a, const Sol *b, const Inst *inst) noexcept nogil:
+    """Whether a and b hold the same solution, indices and cost caches included (tests)."""
+    cdef int r, i, v, slots = a.route_slots if a.route_slots > b.route_slots else b.route_slots
+    if a.n_routes != b.n_routes or a.cost != b.cost or a.n_blocks != b.n_blocks:
+        return False
+    for r in range(slots):
+        if (r < a.route_slots and r >= b.route_slots and a.length[r] != 0) or (
+                r < b.route_slots and r >= a.route_slots and b.length[r] != 0):
+            return False
+        if r >= a.route_slots or r >= b.route_slots:
+            continue
+        if a.length[r] != b.length[r] or a.load[r] != b.load[r]:
+            return False
+        for i in range(a.length[r]):
+            if a.nodes[r * a.stride + i] != b.nodes[r * b.stride + i]:
+                return False
+    for v in range(inst.n):
+        if a.route_of[v] != b.route_of[v] or a.pos_of[v] != b.pos_of[v]:
+            return False
+        if a.route_of[v] >= 0 and (a.own_ok[v] != b.own_ok[v]
+                                   or (a.own_ok[v] and a.own[v] != b.own[v])):
+            return False
+    for i in range(a.n_blocks):
+        if a.stale[i] != b.stale[i] or (not a.stale[i] and a.part[i] != b.part[i]):
+            return False
+    return True
 
 
 cdef void sol_clear(Sol *s, const Inst *inst) noexcept nogil:
@@ -116,9 +235,11 @@ cdef void sol_clear(Sol *s, const Inst *inst) noexcept nogil:
     for r in range(s.n_routes):
         s.length[r] = 0
         s.load[r] = 0
+        sol_mark(s, r)
     s.n_routes = 1 if is_tour(inst) else 0
     s.cost = 0.0
     memset(s.stale, 1, s.n_blocks * sizeof(char))
+    memset(s.own_ok, 0, inst.n * sizeof(char))
 
 
 cdef int sol_new_route(Sol *s) except -1 nogil:
@@ -126,6 +247,7 @@ cdef int sol_new_route(Sol *s) except -1 nogil:
     cdef int r = s.n_routes
     s.length[r] = 0
     s.load[r] = 0
+    sol_mark(s, r)
     s.n_routes += 1
     return r
 
@@ -140,6 +262,7 @@ cdef void sol_remove(Sol *s, const Inst *inst, int v) noexcept nogil:
     sol_touch_at(s, inst, r, p - 1)
     sol_touch_at(s, inst, r, p)
     sol_touch_at(s, inst, r, p + 1)
+    sol_mark(s, r)
     memmove(&row[p], &row[p + 1], (L - p - 1) * sizeof(int))
     for i in range(p, L - 1):
         s.pos_of[row[i]] = i
@@ -154,6 +277,7 @@ cdef void sol_insert(Sol *s, const Inst *inst, int v, int r, int pos) noexcept n
     cdef int *row = &s.nodes[r * s.stride]
     cdef int L = s.length[r]
     cdef int i
+    sol_mark(s, r)
     memmove(&row[pos + 1], &row[pos], (L - pos) * sizeof(int))
     row[pos] = v
     for i in range(pos, L + 1):
@@ -167,7 +291,8 @@ cdef void sol_insert(Sol *s, const Inst *inst, int v, int r, int pos) noexcept n
 
 
 cdef void sol_drop_empty(Sol *s) noexcept nogil:
-    """Remove empty VRP routes, keeping the order of the others."""
+    """Remove empty VRP routes, keeping the order of the others (the routes after the first
+    empty one move: all are marked, and sol_sync then copies them)."""
     cdef int r, w = 0, i
     for r in range(s.n_routes):
         if s.length[r] == 0:
@@ -178,10 +303,12 @@ cdef void sol_drop_empty(Sol *s) noexcept nogil:
             s.load[w] = s.load[r]
             for i in range(s.length[w]):
                 s.route_of[s.nodes[w * s.stride + i]] = w
+            sol_mark(s, w)
         w += 1
     for r in range(w, s.n_routes):
         s.length[r] = 0
         s.load[r] = 0
+        sol_mark(s, r)
     s.n_routes = w
 
 
@@ -201,8 +328,10 @@ cdef inline double _incoming(const Sol *s, const Inst *inst, int v) noexcept nog
     return c
 
 
-cdef inline double _block_sum(const Sol *s, const Inst *inst, int b) noexcept nogil:
-    """The summed costs of the routed nodes of block b, in id order."""
+cdef inline double _block_sum(Sol *s, const Inst *inst, int b, bint cached) noexcept nogil:
+    """The summed costs of the routed nodes of block b, in id order. cached: read the owned
+    costs that are valid (own_ok) and recompute and cache the others; else recompute all
+    and write nothing."""
     cdef int v = b << COST_BLOCK_SHIFT
     cdef int end = v + (1 << COST_BLOCK_SHIFT)
     cdef double acc = 0.0
@@ -210,7 +339,13 @@ cdef inline double _block_sum(const Sol *s, const Inst *inst, int b) noexcept no
         end = inst.n
     while v < end:
         if s.route_of[v] >= 0:
-            acc += _incoming(s, inst, v)
+            if not cached:
+                acc += _incoming(s, inst, v)
+            else:
+                if not s.own_ok[v]:
+                    s.own[v] = _incoming(s, inst, v)
+                    s.own_ok[v] = 1
+                acc += s.own[v]
         v += 1
     return acc
 
@@ -221,7 +356,7 @@ cdef double sol_cost(Sol *s, const Inst *inst) noexcept nogil:
     cdef int b
     for b in range(s.n_blocks):
         if s.stale[b]:
-            s.part[b] = _block_sum(s, inst, b)
+            s.part[b] = _block_sum(s, inst, b, True)
             s.stale[b] = 0
         total += s.part[b]
     return total
@@ -232,7 +367,7 @@ cdef double sol_cost_full(const Sol *s, const Inst *inst) noexcept nogil:
     cdef double total = 0.0
     cdef int b
     for b in range(s.n_blocks):
-        total += _block_sum(s, inst, b)
+        total += _block_sum(<Sol *> s, inst, b, False)     # reads only
     return total
 
 
@@ -481,6 +616,32 @@ cdef class Solution:
     def drop_empty(self):
         if not is_tour(&self.inst.c):   # a tour is one route, even when empty
             sol_drop_empty(&self.s)
+
+    # The twins of the ALNS loop (sol_copy / sol_sync), for tests.
+
+    def copy_from(self, Solution other not None):
+        """Become equal to `other` (a full copy); other's marked routes stay marked."""
+        self._same_instance(other)
+        sol_copy(&self.s, &other.s, &self.inst.c)
+
+    def sync_from(self, Solution other not None):
+        """Become equal to `other`, copying only the routes either marked since they were
+        last equal (right only if they were, and every change since was marked)."""
+        self._same_instance(other)
+        sol_sync(&self.s, &other.s, &self.inst.c)
+
+    def forget_changes(self):
+        """Drop the marks of the routes changed (what a route written unmarked would do)."""
+        sol_unmark(&self.s)
+
+    def same_as(self, Solution other not None) -> bool:
+        """Whether both hold the same solution, node indices and cached costs included."""
+        self._same_instance(other)
+        return sol_same(&self.s, &other.s, &self.inst.c)
+
+    def _same_instance(self, Solution other):
+        if other.inst is not self.inst:
+            raise ValueError("the solutions belong to different instances")
 
 
 def check(CoreInstance inst not None, routes, removed=None):

@@ -51,3 +51,14 @@ cdef struct Sol:
     int n_blocks
     double *part
     char *stale
+    # own[v]: the cost node v owns (its incoming arc, and a closed route's way back when v is
+    # last), valid when own_ok[v]; sol_touch clears own_ok, so re-summing a stale block
+    # recomputes only the arcs that changed.
+    double *own
+    char *own_ok
+    # Routes whose row, length or load changed since the solution was last made equal to its
+    # twin (sol_copy / sol_sync): changed[r] per route slot, and the marked routes in
+    # changed_list[0 : n_changed]. sol_sync then copies only those (see sol_mark).
+    char *changed
+    int *changed_list
+    int n_changed
