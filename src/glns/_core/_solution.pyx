@@ -217,9 +217,8 @@ cdef bint sol_same(const Sol *a, const Sol *b, const Inst *inst) noexcept nogil:
     for v in range(inst.n):
         if a.route_of[v] != b.route_of[v] or a.pos_of[v] != b.pos_of[v]:
             return False
-        if a.route_of[v] >= 0 and (a.own_ok[v] != b.own_ok[v]
-                                   or (a.own_ok[v] and a.own[v] != b.own[v])):
-            return False
+        if a.route_of[v] >= 0 and a.own_ok[v] and b.own_ok[v] and a.own[v] != b.own[v]:
+            return False        # a cached arc may be dropped (sol_copy), never differ
     for i in range(a.n_blocks):
         if a.stale[i] != b.stale[i] or (not a.stale[i] and a.part[i] != b.part[i]):
             return False
