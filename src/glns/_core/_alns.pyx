@@ -267,7 +267,7 @@ cdef bint _check_sync = False
 
 def check_sync(bint on) -> None:
     """Tests: make every following run check each sol_sync in full; a run that finds a
-    mismatch raises AssertionError at its end."""
+    mismatch stops at that iteration and raises AssertionError."""
     global _check_sync
     _check_sync = on
 
