@@ -43,6 +43,27 @@ def make_problem(kind: str, n: int, seed: int, capacity: int):
     return (glns.CVRP if kind == "cvrp" else glns.OVRP)(xy, q, capacity)
 
 
+def native_chain_step(inst, kind: str, sol, step: int, rng, n: int, check=lambda: None) -> None:
+    """One step of a long chain of native operator calls on one Solution, as the loop reuses
+    its solutions: destroy 1 .. n/2 nodes (the step-th operator in turn), check(), repair
+    (every few steps with local search or granular lists), check()."""
+    from glns._core._native_ops import NATIVE_DESTROY, NATIVE_REPAIR, apply_destroy, apply_repair
+
+    destroys = sorted(name for name, d in NATIVE_DESTROY.items() if kind in d.problems)
+    repairs = sorted(name for name, d in NATIVE_REPAIR.items() if kind in d.problems)
+    k = 1 + rng.randrange(max(1, n // 2))
+    removed, _, _ = apply_destroy(destroys[step % len(destroys)], inst, sol, k, rng.next_u64())
+    check()
+    params = {"local_search": 1} if step % 3 else {}
+    if step % 4 == 1:
+        params["neighbours"] = 5
+    name = repairs[(step // len(destroys)) % len(repairs)]
+    params = {p: v for p, v in params.items()
+              if p in {q.name for q in NATIVE_REPAIR[name].all_params}}
+    apply_repair(name, inst, sol, removed, rng.next_u64(), params)
+    check()
+
+
 @pytest.fixture
 def tsp20() -> glns.TSP:
     return make_tsp(20, 1)

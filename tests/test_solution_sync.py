@@ -12,14 +12,13 @@ import pytest
 import glns
 from glns._core._alns import check_sync
 from glns._core._instance import CoreInstance
-from glns._core._native_ops import NATIVE_DESTROY, NATIVE_REPAIR, apply_destroy, apply_repair
 from glns._core._solution import Solution
 from glns.operators import native
 from glns.operators.natives import NATIVE_OPERATORS
 from glns.reference import solution_cost
 from glns.rng import SplitMix64
 
-from conftest import make_problem
+from conftest import make_problem, native_chain_step
 
 KINDS = ("tsp", "cvrp", "ovrp")
 
@@ -76,66 +75,35 @@ def test_the_default_portfolio_from_a_warm_start(checked_sync):
     assert result.cost <= first.cost
 
 
-def _flaky_destroy(solution, k):
-    """A VRP destroy that returns malformed output three times in four: a duplicate in
+def _flaky_destroy(solution, k, problem_data):
+    """A destroy (any kind) that returns malformed output three times in four: a duplicate in
     `removed` (the loader marks nodes while it checks them), a foreign node, a missing node."""
-    routes = [list(r) for r in solution]
+    tsp = "demands" not in problem_data
+    routes = [list(solution)] if tsp else [list(r) for r in solution]
     victims = []
     for route in routes:
         while route and len(victims) < k:
             victims.append(route.pop(random.randrange(len(route))))
-    routes = [r for r in routes if r]
+    partial = routes[0] if tsp else [r for r in routes if r]
     fault = random.randrange(4)
     if fault == 1 and victims:
-        return victims + victims[:1], routes
+        return victims + victims[:1], partial
     if fault == 2:
-        return victims + [10**6], routes
+        return victims + [10**6], partial
     if fault == 3 and len(victims) > 1:
-        return victims[1:], routes
-    return victims, routes
+        return victims[1:], partial
+    return victims, partial
 
 
 @pytest.mark.parametrize("kind", ["cvrp", "ovrp", "tsp"])
 def test_failed_python_operators_leave_the_twins_equal(checked_sync, kind):
     problem = make_problem(kind, 40, 9, capacity=25)
-
-    def destroy(solution, k, problem_data):
-        if kind == "tsp":
-            tour = list(solution)
-            victims = random.sample(tour, k)
-            kept = [v for v in tour if v not in victims]
-            fault = random.randrange(3)
-            if fault == 1:
-                return victims + victims[:1], kept
-            if fault == 2:
-                return victims[1:], kept
-            return victims, kept
-        return _flaky_destroy(solution, k)
-
     repair = _natives(kind, "repair", local_search=1)
-    result = glns.solve(problem, glns.operators.from_callable(destroy, "destroy"), repair,
+    result = glns.solve(problem, glns.operators.from_callable(_flaky_destroy, "destroy"), repair,
                         iterations=600, seed=5)
     _check_result(problem, result)
     (record,) = result.destroy_stats
     assert 0 < record.failures < record.calls
-
-
-def _operators(kind):
-    destroys = sorted(name for name, d in NATIVE_DESTROY.items() if kind in d.problems)
-    repairs = sorted(name for name, d in NATIVE_REPAIR.items() if kind in d.problems)
-    return destroys, repairs
-
-
-def _step(inst, sol, kind, step, rng, n):
-    """One destroy-and-repair step of the native operators on `sol`, as test_cost_cache does."""
-    destroys, repairs = _operators(kind)
-    k = 1 + rng.randrange(max(1, n // 2))
-    removed, _, _ = apply_destroy(destroys[step % len(destroys)], inst, sol, k, rng.next_u64())
-    name = repairs[(step // len(destroys)) % len(repairs)]
-    params = {"local_search": 1} if step % 3 else {}
-    params = {p: v for p, v in params.items()
-              if p in {q.name for q in NATIVE_REPAIR[name].all_params}}
-    apply_repair(name, inst, sol, removed, rng.next_u64(), params)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -153,7 +121,7 @@ def test_sync_after_either_twin_changed(kind):
     cur.forget_changes()
     rng = SplitMix64(9)
     for step in range(120):
-        _step(inst, cand, kind, step, rng, n)
+        native_chain_step(inst, kind, cand, step, rng, n)
         assert cand.cost() == solution_cost(problem, cand.routes())
         if rng.randrange(2):            # accepted: the old current solution catches up
             cur, cand = cand, cur
@@ -173,7 +141,7 @@ def test_an_unmarked_change_is_caught():
     cand.copy_from(cur)
     cur.forget_changes()
     rng = SplitMix64(4)
-    _step(inst, cand, "cvrp", 1, rng, 50)
+    native_chain_step(inst, "cvrp", cand, 1, rng, 50)
     cand.cost()
     cand.forget_changes()
     cand.sync_from(cur)

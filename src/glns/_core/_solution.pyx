@@ -200,25 +200,27 @@ cdef void sol_unmark(Sol *s) noexcept nogil:
 
 cdef bint sol_same(const Sol *a, const Sol *b, const Inst *inst) noexcept nogil:
     """Whether a and b hold the same solution, indices and cost caches included (tests)."""
-    cdef int r, i, v, slots = a.route_slots if a.route_slots > b.route_slots else b.route_slots
+    cdef int r, i, v
     if a.n_routes != b.n_routes or a.cost != b.cost or a.n_blocks != b.n_blocks:
         return False
-    for r in range(slots):
-        if (r < a.route_slots and r >= b.route_slots and a.length[r] != 0) or (
-                r < b.route_slots and r >= a.route_slots and b.length[r] != 0):
-            return False
-        if r >= a.route_slots or r >= b.route_slots:
-            continue
+    for r in range(a.n_routes):
         if a.length[r] != b.length[r] or a.load[r] != b.load[r]:
             return False
         for i in range(a.length[r]):
             if a.nodes[r * a.stride + i] != b.nodes[r * b.stride + i]:
                 return False
+    for r in range(a.n_routes, a.route_slots):      # the slots beyond n_routes stay empty
+        if a.length[r] != 0:
+            return False
+    for r in range(b.n_routes, b.route_slots):
+        if b.length[r] != 0:
+            return False
     for v in range(inst.n):
         if a.route_of[v] != b.route_of[v] or a.pos_of[v] != b.pos_of[v]:
             return False
+        # a cached arc missing on one side is only recomputed; one that differs is wrong
         if a.route_of[v] >= 0 and a.own_ok[v] and b.own_ok[v] and a.own[v] != b.own[v]:
-            return False        # a cached arc may be dropped (sol_copy), never differ
+            return False
     for i in range(a.n_blocks):
         if a.stale[i] != b.stale[i] or (not a.stale[i] and a.part[i] != b.part[i]):
             return False
