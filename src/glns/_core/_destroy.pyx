@@ -11,7 +11,8 @@ from glns._core._types cimport Inst, Sol
 from glns._core._kind cimport is_tour
 from glns._core._distance cimport dist
 from glns._core._rng cimport rng_below, rng_uniform
-from glns._core._solution cimport sol_remove, removal_delta, sol_touch_at, sol_mark
+from glns._core._solution cimport (sol_remove, removal_delta, sol_touch_at, sol_mark, sol_pos,
+                                   sol_defer_shift)
 from glns._core._keyed cimport Keyed, keyed_before, keyed_cmp
 
 
@@ -87,7 +88,7 @@ cdef int worst_removal(Sol *s, const Inst *inst, int k, double randomness, int *
             idx = count - 1
         v = scored[idx].node
         r = s.route_of[v]
-        p = s.pos_of[v]
+        p = sol_pos(s, v)
         row = &s.nodes[r * s.stride]
         if is_tour(inst):
             a = row[(p - 1 + s.length[r]) % s.length[r]]
@@ -135,7 +136,7 @@ cdef inline int _count_param(double x, int cap) noexcept nogil:
 
 cdef inline void _take(Sol *s, const Inst *inst, int v, int *removed, int *n_removed) noexcept nogil:
     """Unroute node v and record it; its route row is compacted later by _compact."""
-    cdef int r = s.route_of[v], p = s.pos_of[v]
+    cdef int r = s.route_of[v], p = sol_pos(s, v)
     sol_touch_at(s, inst, r, p - 1)     # its neighbours get new arcs (see sol_cost)
     sol_touch_at(s, inst, r, p)
     sol_touch_at(s, inst, r, p + 1)
@@ -147,18 +148,40 @@ cdef inline void _take(Sol *s, const Inst *inst, int v, int *removed, int *n_rem
     n_removed[0] += 1
 
 
-cdef void _compact(Sol *s, int r, int first=0) noexcept nogil:
+cdef void _compact(Sol *s, const Inst *inst, int r, int lo, int hi) noexcept nogil:
     """Drop the taken (unrouted) nodes from route r's row, keeping the order of the others;
-    none is taken before index `first`."""
+    all taken ones lie in [lo, hi). The row after hi moves back in one memmove; on a tour the
+    positions there are updated later (sol_defer_shift) when they are many."""
     cdef int *row = &s.nodes[r * s.stride]
-    cdef int i, v, w = first
-    for i in range(first, s.length[r]):
+    cdef int L = s.length[r]
+    cdef int i, v, w = lo, d
+    for i in range(lo, hi):
         v = row[i]
         if s.route_of[v] == r:
             row[w] = v
             s.pos_of[v] = w
             w += 1
-    s.length[r] = w
+    d = hi - w
+    if d == 0:
+        return
+    memmove(&row[w], &row[hi], (L - hi) * sizeof(int))
+    s.length[r] = L - d
+    if L - hi > s.lazy_shift:
+        sol_defer_shift(s, w, d)
+    else:
+        for i in range(w, L - d):
+            s.pos_of[row[i]] = i
+
+
+cdef void _compact_window(Sol *s, const Inst *inst, int r, int start, int w) noexcept nogil:
+    """_compact when the taken nodes lie in the w indices from `start` on, cyclically (only a
+    tour's window wraps past the end)."""
+    cdef int L = s.length[r]
+    if start + w <= L:
+        _compact(s, inst, r, start, start + w)
+    else:
+        _compact(s, inst, r, start, L)
+        _compact(s, inst, r, 0, start + w - L)
 
 
 cdef int _cut_string(Sol *s, const Inst *inst, int c, int lsmax, int limit, double split_rate,
@@ -172,7 +195,7 @@ cdef int _cut_string(Sol *s, const Inst *inst, int c, int lsmax, int limit, doub
     """
     cdef bint tour = is_tour(inst)
     cdef int r = s.route_of[c]
-    cdef int p = s.pos_of[c]
+    cdef int p = sol_pos(s, c)
     cdef int L = s.length[r]
     cdef const int *row = &s.nodes[r * s.stride]
     cdef int lt = L, l, mm = 0, mmax, w, start, lo, hi, q, i, before = n_removed[0]
@@ -204,7 +227,7 @@ cdef int _cut_string(Sol *s, const Inst *inst, int c, int lsmax, int limit, doub
         if q <= i < q + mm:
             continue
         _take(s, inst, row[(start + i) % L], removed, n_removed)
-    _compact(s, r, start if start + w <= L else 0)   # a window past the end wraps to 0
+    _compact_window(s, inst, r, start, w)
     return n_removed[0] - before
 
 
@@ -331,7 +354,7 @@ cdef int related_removal(Sol *s, const Inst *inst, int k, double randomness, int
         _take(s, inst, v, removed, &count)
     for r in range(s.n_routes):
         if touched[r]:
-            _compact(s, r)
+            _compact(s, inst, r, 0, s.length[r])
     free(touched)
     n_removed[0] = count
     return 0
@@ -403,7 +426,7 @@ cdef int segment_removal(Sol *s, const Inst *inst, int k, double segments, int *
             row = &s.nodes[r * s.stride]
             for x in range(t):
                 _take(s, inst, row[(start + x) % L], removed, n_removed)
-            _compact(s, r)
+            _compact_window(s, inst, r, start, t)
             need -= t
     return 0
 
@@ -473,7 +496,7 @@ cdef int radial_removal(Sol *s, const Inst *inst, int k, double spread, int *rem
             _take(s, inst, near[i], removed, n_removed)
     for t in range(s.n_routes):
         if touched[t]:
-            _compact(s, t)
+            _compact(s, inst, t, 0, s.length[t])
     free(near)
     free(ranks)
     free(chosen)

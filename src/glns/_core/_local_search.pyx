@@ -36,7 +36,7 @@ from glns._core._kind cimport is_tour, load_limit
 from glns._core._distance cimport dist
 from glns._core._solution cimport (Solution, sol_remove, sol_insert, sol_new_route,
                                    sol_drop_empty, sol_cost, removal_delta, new_route_cost,
-                                   sol_touch, sol_touch_at, sol_mark, arc, END)
+                                   sol_touch, sol_touch_at, sol_mark, sol_pos, arc, END)
 from glns._core._instance cimport CoreInstance
 
 # A move must improve by more than this fraction of the starting cost (rounding guard).
@@ -97,13 +97,13 @@ cdef void _tsp_two_opt(Sol *s, int x, int y) noexcept nogil:
     succ x .. y, or the complementary path succ y .. x when that one is shorter."""
     cdef int L = s.length[0]
     cdef int *row = s.nodes
-    cdef int i = (s.pos_of[x] + 1) % L
-    cdef int j = s.pos_of[y]
+    cdef int i = (sol_pos(s, x) + 1) % L
+    cdef int j = sol_pos(s, y)
     cdef int m = (j - i + L) % L + 1
     cdef int k, a, b, t
     if 2 * m > L:
-        i = (s.pos_of[y] + 1) % L
-        j = s.pos_of[x]
+        i = (sol_pos(s, y) + 1) % L
+        j = sol_pos(s, x)
         m = L - m
     sol_mark(s, 0)
     for k in range(m + 1):          # the reversed cities and the one after them (sol_cost)
@@ -126,8 +126,8 @@ cdef void _tsp_move_segment(Work *w, int s0, int l, int a, bint rev) noexcept no
     cdef Sol *s = w.s
     cdef int L = s.length[0]
     cdef int *row = s.nodes
-    cdef int p0 = s.pos_of[s0]
-    cdef int pa = s.pos_of[a]
+    cdef int p0 = sol_pos(s, s0)
+    cdef int pa = sol_pos(s, a)
     cdef int seg[3]
     cdef int k, idx, x, lo, hi, m = 0
     for k in range(l):
@@ -184,7 +184,7 @@ cdef int _tsp_try(Work *w, int v) noexcept nogil:
     cdef bint g_fwd[5]
     cdef double g_gain[5]
     cdef int ng = 0, l, back, s0, se, p, nx
-    cdef int pos_v = s.pos_of[v]
+    cdef int pos_v = sol_pos(s, v)
     for l in range(1, 4):
         if L < l + 2:
             break
@@ -195,8 +195,8 @@ cdef int _tsp_try(Work *w, int v) noexcept nogil:
             else:
                 s0 = v
                 se = _t_at(s, pos_v + l - 1)
-            p = _t_at(s, s.pos_of[s0] - 1)
-            nx = _t_at(s, s.pos_of[se] + 1)
+            p = _t_at(s, sol_pos(s, s0) - 1)
+            nx = _t_at(s, sol_pos(s, se) + 1)
             g_s0[ng] = s0
             g_se[ng] = se
             g_p[ng] = p
@@ -213,8 +213,8 @@ cdef int _tsp_try(Work *w, int v) noexcept nogil:
     cdef double delta, add
     for c in range(w.K):
         u = inst.near[v * inst.n_near + c]
-        su = _t_at(s, s.pos_of[u] + 1)
-        pu = _t_at(s, s.pos_of[u] - 1)
+        su = _t_at(s, sol_pos(s, u) + 1)
+        pu = _t_at(s, sol_pos(s, u) - 1)
         if sym and u != sv and u != pv:
             # 2-opt on the arcs leaving v and u
             delta = dist(inst, v, u) + dist(inst, sv, su) - dist(inst, v, sv) - dist(inst, u, su)
@@ -233,7 +233,7 @@ cdef int _tsp_try(Work *w, int v) noexcept nogil:
             se = g_se[g]
             p = g_p[g]
             nx = g_nx[g]
-            if (s.pos_of[u] - s.pos_of[s0] + L) % L < g_l[g]:
+            if (sol_pos(s, u) - sol_pos(s, s0) + L) % L < g_l[g]:
                 continue        # u is inside the segment
             for opt in range(2):
                 if opt == 0:    # after u: between u and its successor
@@ -342,7 +342,7 @@ cdef void _relocate(Work *w, int v, int u, bint after) noexcept nogil:
     cdef int rv = s.route_of[v]
     cdef int ru = s.route_of[u]
     sol_remove(s, w.inst, v)
-    sol_insert(s, w.inst, v, ru, s.pos_of[u] + 1 if after else s.pos_of[u])
+    sol_insert(s, w.inst, v, ru, sol_pos(s, u) + 1 if after else sol_pos(s, u))
     _fix_pre(w, rv)
     if ru != rv:
         _fix_pre(w, ru)
@@ -352,7 +352,7 @@ cdef void _swap(Work *w, int v, int u) noexcept nogil:
     """Exchange customers v and u of different routes."""
     cdef Sol *s = w.s
     cdef int rv = s.route_of[v], ru = s.route_of[u]
-    cdef int i = s.pos_of[v], j = s.pos_of[u]
+    cdef int i = sol_pos(s, v), j = sol_pos(s, u)
     sol_mark(s, rv)
     sol_mark(s, ru)
     s.nodes[rv * s.stride + i] = u
@@ -418,7 +418,7 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
     cdef int64_t cap = load_limit(inst)
     cdef bint sym = inst.symmetric
     cdef int rv = s.route_of[v]
-    cdef int i = s.pos_of[v]
+    cdef int i = sol_pos(s, v)
     cdef int Lv = s.length[rv]
     cdef const int *rowv = &s.nodes[rv * s.stride]
     cdef int pv = rowv[i - 1] if i > 0 else 0
@@ -431,7 +431,7 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
     for c in range(w.K):
         u = inst.near[v * inst.n_near + c]
         ru = s.route_of[u]
-        j = s.pos_of[u]
+        j = sol_pos(s, u)
         Lu = s.length[ru]
         rowu = &s.nodes[ru * s.stride]
         pu = rowu[j - 1] if j > 0 else 0

@@ -12,7 +12,7 @@ from glns._core._rng cimport rng_below, rng_uniform, rng_after
 from glns._core._route_bounds cimport (RouteBounds, bounds_init, bounds_free, bounds_add,
                                        route_beyond, depot_gap)
 from glns._core._solution cimport (sol_insert, sol_new_route, insertion_delta, new_route_cost,
-                                   sol_to_py, Solution, arc, END)
+                                   sol_to_py, sol_pos, Solution, arc, END)
 from glns._core._instance cimport CoreInstance
 from glns._core._keyed cimport Keyed, keyed_cmp
 
@@ -390,7 +390,7 @@ cdef void _blink_scan_granular(const Sol *s, const Inst *inst, int v, int g, int
         r = s.route_of[x]
         if r < 0 or not _fits(s, inst, v, r):
             continue
-        p = s.pos_of[x]
+        p = sol_pos(s, x)
         if not _blinks(rate, rng):
             _consider(best, insertion_delta(s, inst, v, r, p), r, p)
         q = _after(s, inst, r, p, &nxt)
@@ -569,7 +569,7 @@ cdef void _vrp_route_granular(const Sol *s, const Inst *inst, int v, int r, int 
     for j in range(g):
         if s.route_of[nb[j]] != r:
             continue
-        q = s.pos_of[nb[j]]
+        q = sol_pos(s, nb[j])
         _keep_first(c, p, insertion_delta(s, inst, v, r, q), q)
         _keep_first(c, p, insertion_delta(s, inst, v, r, q + 1), q + 1)
 
@@ -641,7 +641,7 @@ cdef void _vrp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept 
             r = s.route_of[nb[j]]
             if r < 0 or not _fits(s, inst, v, r):
                 continue
-            q = s.pos_of[nb[j]]
+            q = sol_pos(s, nb[j])
             _keep_first(&c[r], &p[r], insertion_delta(s, inst, v, r, q), q)
             _keep_first(&c[r], &p[r], insertion_delta(s, inst, v, r, q + 1), q + 1)
             found = True
@@ -862,7 +862,7 @@ cdef inline int _edge_pos(const Sol *s, int start) noexcept nogil:
     """Tour position of the edge leaving `start` (-1: the empty tour's only position, 0)."""
     if start < 0:
         return 0
-    cdef int q = s.pos_of[start] + 1
+    cdef int q = sol_pos(s, start) + 1
     return 0 if q == s.length[0] else q
 
 
@@ -906,7 +906,7 @@ cdef void _tsp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept 
             x = nb[j]
             if s.route_of[x] < 0:
                 continue
-            p = s.pos_of[x]
+            p = sol_pos(s, x)
             _tsp_offer(st, s, i, insertion_delta(s, inst, v, 0, p), row[p - 1] if p > 0 else row[L - 1])
             _tsp_offer(st, s, i, insertion_delta(s, inst, v, 0, p + 1 if p + 1 < L else 0), x)
         if st.count[i] > 0:
@@ -942,7 +942,7 @@ cdef void _tsp_update(Regret *st, const Sol *s, const Inst *inst, int i, int u, 
             near_a = near_u = near_b = True     # all positions: both new edges count
     # The cached edges are unchanged (same cost, same order): offer the two new ones.
     L = s.length[0]
-    pu = s.pos_of[u]
+    pu = sol_pos(s, u)
     if near_a or near_u:
         _tsp_offer(st, s, i, insertion_delta(s, inst, v, 0, pu), a)
     if near_u or near_b:

@@ -11,6 +11,11 @@ cdef enum:
     # sol_sync copies the whole solution when more than 1/SYNC_COPY_FRACTION of the routes
     # are marked
     SYNC_COPY_FRACTION = 8
+    # A tour updates the positions of a shift of more than LAZY_SHIFT nodes later (Sol.drift,
+    # Sol.lazy_shift); once the deferred shifts add up to more than POS_DRIFT_MAX places, all
+    # are made exact.
+    LAZY_SHIFT = 32
+    POS_DRIFT_MAX = 64
 
 
 cdef inline void sol_touch(Sol *s, int v) noexcept nogil:
@@ -34,6 +39,22 @@ cdef inline void sol_touch_at(Sol *s, const Inst *inst, int r, int p) noexcept n
     sol_touch(s, s.nodes[r * s.stride + p])
 
 
+cdef int sol_find_pos(const Sol *s, int v, int p) noexcept nogil
+
+
+cdef inline int sol_pos(const Sol *s, int v) noexcept nogil:
+    """Index of node v in its route (-1 when unrouted): pos_of[v], or on a tour with deferred
+    shifts the index found within `drift` places of it."""
+    cdef int p = s.pos_of[v]
+    cdef int r
+    if s.drift == 0 or p < 0:
+        return p
+    r = s.route_of[v]
+    if p < s.length[r] and s.nodes[r * s.stride + p] == v:     # not moved, or written back
+        return p
+    return sol_find_pos(s, v, p)
+
+
 cdef inline void sol_mark(Sol *s, int r) noexcept nogil:
     """Route r's row, length or load changed: sol_sync must copy it. Every write to a route
     goes with this mark (sol_insert, sol_remove and the moves that write rows directly)."""
@@ -50,6 +71,9 @@ cdef inline double arc(const Inst *inst, int a, int b) noexcept nogil:
     return dist(inst, a, b)
 
 
+cdef void sol_fix_positions(Sol *s) noexcept nogil
+cdef void sol_defer_shift(Sol *s, int first, int places) noexcept nogil
+cdef bint sol_positions_ok(const Sol *s, const Inst *inst) noexcept nogil
 cdef int sol_alloc(Sol *s, const Inst *inst) except -1 nogil
 cdef void sol_free(Sol *s) noexcept nogil
 cdef int sol_reserve_routes(Sol *s, int slots) except -1 nogil

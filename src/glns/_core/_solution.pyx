@@ -18,12 +18,118 @@ from cpython.mem cimport PyMem_Malloc, PyMem_Realloc, PyMem_Free
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memmove, memset
 from libc.stdint cimport int64_t, uint64_t
+from libc.limits cimport INT_MAX
 from operator import index as _as_index
 
 from glns._core._types cimport Inst, Sol
 from glns._core._kind cimport is_tour, fits, close_cost, load_limit
 from glns._core._rng cimport rng_below
 from glns._core._instance cimport CoreInstance
+
+# -- Deferred positions (Sol.drift) -----------------------------------------------------------
+# A tour is one array of up to n cities: inserting or removing a city shifts every city after
+# it by one place, and rewriting their pos_of entries cost more than the memmove itself (a third
+# of an iteration at n = 10,000). A long shift therefore only adds its places to `drift`: each
+# city's index is then within drift places of pos_of, and sol_pos finds it by looking there
+# (and writes it back). The positions are rewritten, from the first stale index on, once the
+# drift exceeds POS_DRIFT_MAX. Every index read is exact, so every operator sees what it saw
+# with eager updates.
+
+# The lazy_shift of the tours allocated from now on (lazy_positions switches it, for tests).
+cdef int _lazy_shift = LAZY_SHIFT
+
+# Searches that had to look beyond the drift window (a broken bound; tests expect none).
+cdef long _missed_searches = 0
+
+LAZY_SHIFT_NODES = LAZY_SHIFT
+POS_DRIFT_MAX_PLACES = POS_DRIFT_MAX
+
+
+def lazy_positions(bint on) -> None:
+    """Tests: whether the tours allocated from now on defer long shifts (the default) or
+    rewrite every position at once, as before deferral existed."""
+    global _lazy_shift
+    _lazy_shift = LAZY_SHIFT if on else INT_MAX
+
+
+def missed_position_searches() -> int:
+    """Tests: how many index reads so far did not find their node within the drift window
+    (each was answered by a scan of the whole route; any at all means a broken bound)."""
+    return _missed_searches
+
+
+cdef int sol_find_pos(const Sol *s, int v, int p) noexcept nogil:
+    """sol_pos's search: routed node v, not at index p, is within s.drift places of it. The
+    index found is written back to pos_of (it changes no position, so this is allowed through a const)."""
+    cdef const int *row = &s.nodes[s.route_of[v] * s.stride]
+    cdef int L = s.length[s.route_of[v]]
+    cdef int d, q
+    for d in range(1, s.drift + 1):
+        q = p + d
+        if q < L and row[q] == v:
+            (<Sol *> s).pos_of[v] = q
+            return q
+        q = p - d
+        if 0 <= q < L and row[q] == v:
+            (<Sol *> s).pos_of[v] = q
+            return q
+    # Not reached while the bound holds (sol_positions_ok; the tests check it): still answer
+    # right rather than wrong, and count it.
+    global _missed_searches
+    _missed_searches += 1
+    for q in range(L):
+        if row[q] == v:
+            (<Sol *> s).pos_of[v] = q
+            return q
+    return -1
+
+
+cdef void sol_fix_positions(Sol *s) noexcept nogil:
+    """Make every pos_of exact again (drift 0): O(tour length - exact_below)."""
+    cdef int i
+    cdef const int *row = s.nodes
+    if s.drift == 0:
+        return
+    for i in range(s.exact_below, s.length[0]):
+        s.pos_of[row[i]] = i
+    s.drift = 0
+    s.exact_below = INT_MAX
+
+
+cdef void sol_defer_shift(Sol *s, int first, int places) noexcept nogil:
+    """The tour's cities from index `first` on moved by `places` (either way) and their pos_of
+    entries were not rewritten (call after updating the length)."""
+    s.drift += places
+    if first < s.exact_below:
+        s.exact_below = first
+    if s.drift > POS_DRIFT_MAX:
+        sol_fix_positions(s)
+
+
+cdef bint sol_positions_ok(const Sol *s, const Inst *inst) noexcept nogil:
+    """Whether route_of and pos_of agree with the routes within the deferred-shift bound:
+    every routed node within `drift` places of its index and exact below `exact_below`, every
+    unrouted node at -1 (tests)."""
+    cdef int r, i, v, d, routed = 0
+    if s.drift < 0 or s.drift > POS_DRIFT_MAX or (s.drift > 0 and not is_tour(inst)):
+        return False
+    for r in range(s.n_routes):
+        for i in range(s.length[r]):
+            v = s.nodes[r * s.stride + i]
+            if s.route_of[v] != r:
+                return False
+            d = s.pos_of[v] - i
+            if d < -s.drift or d > s.drift or (i < s.exact_below and d != 0):
+                return False
+            routed += 1
+    for v in range(inst.n):
+        if s.route_of[v] < 0:
+            if s.pos_of[v] != -1:
+                return False
+        else:
+            routed -= 1
+    return routed == 0
+
 
 cdef int sol_alloc(Sol *s, const Inst *inst) except -1 nogil:
     s.stride = inst.max_route_len
@@ -35,6 +141,7 @@ cdef int sol_alloc(Sol *s, const Inst *inst) except -1 nogil:
     s.changed = NULL
     s.changed_list = NULL
     s.n_changed = 0
+    s.lazy_shift = _lazy_shift if is_tour(inst) else INT_MAX
     s.route_of = <int *> malloc(inst.n * sizeof(int))
     s.pos_of = <int *> malloc(inst.n * sizeof(int))
     s.n_blocks = ((inst.n - 1) >> COST_BLOCK_SHIFT) + 1 if inst.n > 0 else 1
@@ -128,6 +235,8 @@ cdef int sol_copy(Sol *dst, const Sol *src, const Inst *inst) except -1 nogil:
     memcpy(dst.stale, src.stale, src.n_blocks * sizeof(char))
     memcpy(dst.own, src.own, inst.n * sizeof(double))
     memcpy(dst.own_ok, src.own_ok, inst.n * sizeof(char))
+    dst.drift = src.drift       # pos_of was copied as it is, stale entries and all
+    dst.exact_below = src.exact_below
     dst.cost = src.cost
     sol_unmark(dst)
     return 0
@@ -151,6 +260,8 @@ cdef int sol_sync(Sol *dst, Sol *src, const Inst *inst) except -1 nogil:
         sol_copy(dst, src, inst)
         sol_unmark(src)
         return 0
+    # (Only VRP solutions get here: a tour's one route is always marked. Their positions are
+    # exact, drift 0, so the positions written below are too.)
     sol_reserve_routes(dst, src.n_routes)
     for i in range(src.n_changed):
         r = src.changed_list[i]
@@ -203,6 +314,8 @@ cdef bint sol_same(const Sol *a, const Sol *b, const Inst *inst) noexcept nogil:
     cdef int r, i, v
     if a.n_routes != b.n_routes or a.cost != b.cost or a.n_blocks != b.n_blocks:
         return False
+    if not sol_positions_ok(a, inst) or not sol_positions_ok(b, inst):
+        return False
     for r in range(a.n_routes):
         if a.length[r] != b.length[r] or a.load[r] != b.load[r]:
             return False
@@ -216,7 +329,7 @@ cdef bint sol_same(const Sol *a, const Sol *b, const Inst *inst) noexcept nogil:
         if b.length[r] != 0:
             return False
     for v in range(inst.n):
-        if a.route_of[v] != b.route_of[v] or a.pos_of[v] != b.pos_of[v]:
+        if a.route_of[v] != b.route_of[v] or sol_pos(a, v) != sol_pos(b, v):
             return False
         # a cached arc missing on one side is only recomputed; one that differs is wrong
         if a.route_of[v] >= 0 and a.own_ok[v] and b.own_ok[v] and a.own[v] != b.own[v]:
@@ -238,6 +351,8 @@ cdef void sol_clear(Sol *s, const Inst *inst) noexcept nogil:
         s.load[r] = 0
         sol_mark(s, r)
     s.n_routes = 1 if is_tour(inst) else 0
+    s.drift = 0
+    s.exact_below = INT_MAX
     s.cost = 0.0
     memset(s.stale, 1, s.n_blocks * sizeof(char))
     memset(s.own_ok, 0, inst.n * sizeof(char))
@@ -256,7 +371,7 @@ cdef int sol_new_route(Sol *s) except -1 nogil:
 cdef void sol_remove(Sol *s, const Inst *inst, int v) noexcept nogil:
     """Unroute node v (which must be routed). Leaves an emptied route in place."""
     cdef int r = s.route_of[v]
-    cdef int p = s.pos_of[v]
+    cdef int p = sol_pos(s, v)
     cdef int *row = &s.nodes[r * s.stride]
     cdef int L = s.length[r]
     cdef int i
@@ -265,9 +380,12 @@ cdef void sol_remove(Sol *s, const Inst *inst, int v) noexcept nogil:
     sol_touch_at(s, inst, r, p + 1)
     sol_mark(s, r)
     memmove(&row[p], &row[p + 1], (L - p - 1) * sizeof(int))
-    for i in range(p, L - 1):
-        s.pos_of[row[i]] = i
     s.length[r] = L - 1
+    if L - 1 - p > s.lazy_shift:
+        sol_defer_shift(s, p, 1)
+    else:
+        for i in range(p, L - 1):
+            s.pos_of[row[i]] = i
     s.load[r] -= inst.demand[v]
     s.route_of[v] = -1
     s.pos_of[v] = -1
@@ -281,9 +399,13 @@ cdef void sol_insert(Sol *s, const Inst *inst, int v, int r, int pos) noexcept n
     sol_mark(s, r)
     memmove(&row[pos + 1], &row[pos], (L - pos) * sizeof(int))
     row[pos] = v
-    for i in range(pos, L + 1):
-        s.pos_of[row[i]] = i
+    s.pos_of[v] = pos
     s.length[r] = L + 1
+    if L - pos > s.lazy_shift:
+        sol_defer_shift(s, pos + 1, 1)
+    else:
+        for i in range(pos + 1, L + 1):
+            s.pos_of[row[i]] = i
     s.load[r] += inst.demand[v]
     s.route_of[v] = r
     sol_touch_at(s, inst, r, pos - 1)
@@ -317,7 +439,7 @@ cdef inline double _incoming(const Sol *s, const Inst *inst, int v) noexcept nog
     """The cost routed node v owns: its incoming arc, and a closed route's way back to the
     depot when v is the route's last customer."""
     cdef int r = s.route_of[v]
-    cdef int p = s.pos_of[v]
+    cdef int p = sol_pos(s, v)
     cdef int L = s.length[r]
     cdef const int *row = &s.nodes[r * s.stride]
     cdef double c
@@ -375,7 +497,7 @@ cdef double sol_cost_full(const Sol *s, const Inst *inst) noexcept nogil:
 cdef double removal_delta(const Sol *s, const Inst *inst, int v) noexcept nogil:
     """Change of cost when routed node v is removed (negative: a saving)."""
     cdef int r = s.route_of[v]
-    cdef int p = s.pos_of[v]
+    cdef int p = sol_pos(s, v)
     cdef int L = s.length[r]
     cdef const int *row = &s.nodes[r * s.stride]
     cdef int a, b
@@ -617,6 +739,27 @@ cdef class Solution:
     def drop_empty(self):
         if not is_tour(&self.inst.c):   # a tour is one route, even when empty
             sol_drop_empty(&self.s)
+
+    # Deferred positions (Sol.drift), for tests.
+
+    def position(self, int v) -> int:
+        """Index of node v in its route, -1 when unrouted (sol_pos)."""
+        if v < 0 or v >= self.inst.n:
+            raise ValueError(f"no node {v}")
+        return sol_pos(&self.s, v)
+
+    @property
+    def drift(self) -> int:
+        """Places by which a stored position may be off (0: all exact)."""
+        return self.s.drift
+
+    def positions_ok(self) -> bool:
+        """Whether every stored position is within the drift of the true index."""
+        return sol_positions_ok(&self.s, &self.inst.c)
+
+    def fix_positions(self):
+        """Make every stored position exact (drift 0)."""
+        sol_fix_positions(&self.s)
 
     # The twins of the ALNS loop (sol_copy / sol_sync), for tests.
 

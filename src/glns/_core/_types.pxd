@@ -43,7 +43,8 @@ cdef struct Sol:
     int *length         # nodes per route
     int64_t *load       # demand per route
     int *route_of       # route of each node, -1 when unrouted (and for the depot)
-    int *pos_of         # position of each node inside its route
+    int *pos_of         # position of each node inside its route; on a tour possibly stale
+                        # by up to `drift` places: read it through _solution.sol_pos
     double cost         # cost as last computed by sol_cost
     # The cost is summed per block of COST_BLOCK consecutive node ids (see sol_cost): part[b]
     # is block b's sum, valid unless stale[b]; whatever changes a node's incoming arc (or
@@ -62,3 +63,10 @@ cdef struct Sol:
     char *changed
     int *changed_list
     int n_changed
+    # A tour defers the position updates of long shifts (sol_insert, sol_remove and the
+    # destroys' compaction move up to n nodes by a few places): every routed node's true index
+    # differs from pos_of by at most `drift`, and pos_of is exact below index `exact_below`.
+    # sol_pos finds the true index in that window; sol_fix_positions makes all exact again.
+    int drift
+    int exact_below
+    int lazy_shift      # shifts of more nodes than this are deferred (INT_MAX: none; VRP)
