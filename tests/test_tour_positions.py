@@ -40,16 +40,17 @@ def _random_edits(sol: Solution, tour: list[int], n: int, steps: int, rng: rando
     """Remove a random city or insert an unrouted one at a random index, on `sol` and on the
     list alike; returns the largest drift seen."""
     most = 0
+    out = sorted(set(range(n)) - set(tour))
     for step in range(steps):
-        out = [v for v in range(n) if v not in set(tour)] if len(tour) < n else []
         if out and (len(tour) < n // 2 or rng.random() < 0.5):
-            v, p = rng.choice(out), rng.randrange(len(tour) + 1)
+            v, p = out.pop(rng.randrange(len(out))), rng.randrange(len(tour) + 1)
             sol.insert(v, 0, p)
             tour.insert(p, v)
         else:
             v = rng.choice(tour)
             sol.remove(v)
             tour.remove(v)
+            out.append(v)
         most = max(most, sol.drift)
         assert 0 <= sol.drift <= POS_DRIFT_MAX_PLACES
         if step % check_every == 0:
@@ -68,10 +69,10 @@ def _loaded_tour(n: int, seed: int):
 
 
 def test_edits_match_a_plain_list():
-    n = 300
+    n = 700
     sol, tour, _ = _loaded_tour(n, 1)
     missed = missed_position_searches()
-    most = _random_edits(sol, tour, n, 1500, random.Random(2))
+    most = _random_edits(sol, tour, n, 1500, random.Random(2), check_every=3)
     assert missed_position_searches() == missed
     # the deferral really ran, and was made exact again within its bound
     assert LAZY_SHIFT_NODES < n and most > 1
@@ -93,7 +94,7 @@ def test_small_shifts_are_written_at_once():
 
 
 def test_fix_positions_and_copies_keep_the_indices():
-    n = 250
+    n = 600
     sol, tour, inst = _loaded_tour(n, 4)
     rng = random.Random(5)
     while sol.drift == 0:
@@ -116,7 +117,7 @@ def test_fix_positions_and_copies_keep_the_indices():
 def test_native_operator_chain_on_a_long_tour():
     """Every native TSP destroy and repair (local search and granular lists in turn) on one
     Solution: after each call the indices are exact and the cost is the plain sum."""
-    n = 400
+    n = 1200
     problem = make_problem("tsp", n, 8, capacity=0)
     sol = Solution(problem.core)
     sol.random_init(3)
@@ -150,7 +151,7 @@ def _run_all_natives(problem, seed: int, iterations: int) -> glns.Result:
     return glns.solve(problem, destroy, repair, iterations=iterations, seed=seed)
 
 
-@pytest.mark.parametrize("n", [150, 700])
+@pytest.mark.parametrize("n", [150, 1500])
 def test_runs_equal_runs_with_every_position_written(checked_sync, n):
     """The same run, deferred or eager, takes the same steps: identical solution, cost and
     per-iteration records (check_sync also checks the bound after every iteration)."""
@@ -170,7 +171,7 @@ def test_runs_equal_runs_with_every_position_written(checked_sync, n):
 
 
 def test_the_default_portfolio_equals_eager_positions(eager_positions):
-    problem = make_problem("tsp", 900, 13, capacity=0)
+    problem = make_problem("tsp", 1500, 13, capacity=0)
     eager = glns.solve(problem, iterations=400, seed=2)
     lazy_positions(True)
     missed = missed_position_searches()

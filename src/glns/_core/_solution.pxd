@@ -14,7 +14,7 @@ cdef enum:
     # A tour updates the positions of a shift of more than LAZY_SHIFT nodes later (Sol.drift,
     # Sol.lazy_shift); once the deferred shifts add up to more than POS_DRIFT_MAX places, all
     # are made exact.
-    LAZY_SHIFT = 32
+    LAZY_SHIFT = 256
     POS_DRIFT_MAX = 64
 
 
