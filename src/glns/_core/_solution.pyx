@@ -60,7 +60,8 @@ def missed_position_searches() -> int:
 
 cdef int sol_find_pos(const Sol *s, int v, int p) noexcept nogil:
     """sol_pos's search: routed node v, not at index p, is within s.drift places of it. The
-    index found is written back to pos_of (it changes no position, so this is allowed through a const)."""
+    index found is written back to pos_of (that changes no position, so it is allowed
+    through a const)."""
     cdef const int *row = &s.nodes[s.route_of[v] * s.stride]
     cdef int L = s.length[s.route_of[v]]
     cdef int d, q
@@ -260,8 +261,8 @@ cdef int sol_sync(Sol *dst, Sol *src, const Inst *inst) except -1 nogil:
         sol_copy(dst, src, inst)
         sol_unmark(src)
         return 0
-    # (Only VRP solutions get here: a tour's one route is always marked. Their positions are
-    # exact, drift 0, so the positions written below are too.)
+    # (A tour gets here only when neither twin marked its route, and then nothing is copied.
+    # VRP positions are never deferred, so the ones written below are exact.)
     sol_reserve_routes(dst, src.n_routes)
     for i in range(src.n_changed):
         r = src.changed_list[i]
