@@ -12,7 +12,7 @@ from glns._core._kind cimport is_tour
 from glns._core._distance cimport dist
 from glns._core._rng cimport rng_below, rng_uniform
 from glns._core._solution cimport (sol_remove, removal_delta, sol_touch_at, sol_mark, sol_pos,
-                                   sol_defer_shift)
+                                   sol_moved)
 from glns._core._keyed cimport Keyed, keyed_before, keyed_cmp
 
 
@@ -134,9 +134,11 @@ cdef inline int _count_param(double x, int cap) noexcept nogil:
     return <int>x
 
 
-cdef inline void _take(Sol *s, const Inst *inst, int v, int *removed, int *n_removed) noexcept nogil:
-    """Unroute node v and record it; its route row is compacted later by _compact."""
-    cdef int r = s.route_of[v], p = sol_pos(s, v)
+cdef inline void _take_at(Sol *s, const Inst *inst, int r, int p, int *removed,
+                          int *n_removed) noexcept nogil:
+    """Unroute the node at index p of route r and record it; the row is compacted later by
+    _compact (until then the indices of the others stay valid)."""
+    cdef int v = s.nodes[r * s.stride + p]
     sol_touch_at(s, inst, r, p - 1)     # its neighbours get new arcs (see sol_cost)
     sol_touch_at(s, inst, r, p)
     sol_touch_at(s, inst, r, p + 1)
@@ -148,10 +150,14 @@ cdef inline void _take(Sol *s, const Inst *inst, int v, int *removed, int *n_rem
     n_removed[0] += 1
 
 
-cdef void _compact(Sol *s, const Inst *inst, int r, int lo, int hi) noexcept nogil:
+cdef inline void _take(Sol *s, const Inst *inst, int v, int *removed, int *n_removed) noexcept nogil:
+    """_take_at for routed node v, wherever it is."""
+    _take_at(s, inst, s.route_of[v], sol_pos(s, v), removed, n_removed)
+
+
+cdef void _compact(Sol *s, int r, int lo, int hi) noexcept nogil:
     """Drop the taken (unrouted) nodes from route r's row, keeping the order of the others;
-    all taken ones lie in [lo, hi). The row after hi moves back in one memmove; on a tour the
-    positions there are updated later (sol_defer_shift) when they are many."""
+    all taken ones lie in [lo, hi). The row after hi moves back in one memmove (sol_moved)."""
     cdef int *row = &s.nodes[r * s.stride]
     cdef int L = s.length[r]
     cdef int i, v, w = lo, d
@@ -166,22 +172,18 @@ cdef void _compact(Sol *s, const Inst *inst, int r, int lo, int hi) noexcept nog
         return
     memmove(&row[w], &row[hi], (L - hi) * sizeof(int))
     s.length[r] = L - d
-    if L - hi > s.lazy_shift:
-        sol_defer_shift(s, w, d)
-    else:
-        for i in range(w, L - d):
-            s.pos_of[row[i]] = i
+    sol_moved(s, r, w, d)
 
 
-cdef void _compact_window(Sol *s, const Inst *inst, int r, int start, int w) noexcept nogil:
+cdef void _compact_window(Sol *s, int r, int start, int w) noexcept nogil:
     """_compact when the taken nodes lie in the w indices from `start` on, cyclically (only a
     tour's window wraps past the end)."""
     cdef int L = s.length[r]
     if start + w <= L:
-        _compact(s, inst, r, start, start + w)
+        _compact(s, r, start, start + w)
     else:
-        _compact(s, inst, r, start, L)
-        _compact(s, inst, r, 0, start + w - L)
+        _compact(s, r, start, L)
+        _compact(s, r, 0, start + w - L)
 
 
 cdef int _cut_string(Sol *s, const Inst *inst, int c, int lsmax, int limit, double split_rate,
@@ -197,7 +199,6 @@ cdef int _cut_string(Sol *s, const Inst *inst, int c, int lsmax, int limit, doub
     cdef int r = s.route_of[c]
     cdef int p = sol_pos(s, c)
     cdef int L = s.length[r]
-    cdef const int *row = &s.nodes[r * s.stride]
     cdef int lt = L, l, mm = 0, mmax, w, start, lo, hi, q, i, before = n_removed[0]
     if lsmax < lt:
         lt = lsmax
@@ -226,8 +227,8 @@ cdef int _cut_string(Sol *s, const Inst *inst, int c, int lsmax, int limit, doub
     for i in range(w):
         if q <= i < q + mm:
             continue
-        _take(s, inst, row[(start + i) % L], removed, n_removed)
-    _compact_window(s, inst, r, start, w)
+        _take_at(s, inst, r, (start + i) % L, removed, n_removed)
+    _compact_window(s, r, start, w)
     return n_removed[0] - before
 
 
@@ -354,7 +355,7 @@ cdef int related_removal(Sol *s, const Inst *inst, int k, double randomness, int
         _take(s, inst, v, removed, &count)
     for r in range(s.n_routes):
         if touched[r]:
-            _compact(s, inst, r, 0, s.length[r])
+            _compact(s, r, 0, s.length[r])
     free(touched)
     n_removed[0] = count
     return 0
@@ -385,7 +386,7 @@ cdef int route_removal(Sol *s, const Inst *inst, int k, int *removed, int *n_rem
         nr -= 1
         ids[j] = ids[nr]
         for i in range(s.length[r]):
-            _take(s, inst, s.nodes[r * s.stride + i], removed, n_removed)
+            _take_at(s, inst, r, i, removed, n_removed)
         s.length[r] = 0
     free(ids)
     return 0
@@ -402,7 +403,6 @@ cdef int segment_removal(Sol *s, const Inst *inst, int k, double segments, int *
     cdef int m = inst.n - inst.first
     cdef bint tour = is_tour(inst)
     cdef int g, i, need, r, p, L, t, start, x
-    cdef const int *row
     k = _clamp_k(k, m)
     g = _count_param(segments, k)
     n_removed[0] = 0
@@ -423,10 +423,9 @@ cdef int segment_removal(Sol *s, const Inst *inst, int k, double segments, int *
                 L = s.length[r]
                 t = need if need < L else L
                 start = p if p < L - t else L - t
-            row = &s.nodes[r * s.stride]
             for x in range(t):
-                _take(s, inst, row[(start + x) % L], removed, n_removed)
-            _compact_window(s, inst, r, start, t)
+                _take_at(s, inst, r, (start + x) % L, removed, n_removed)
+            _compact_window(s, r, start, t)
             need -= t
     return 0
 
@@ -496,7 +495,7 @@ cdef int radial_removal(Sol *s, const Inst *inst, int k, double spread, int *rem
             _take(s, inst, near[i], removed, n_removed)
     for t in range(s.n_routes):
         if touched[t]:
-            _compact(s, inst, t, 0, s.length[t])
+            _compact(s, t, 0, s.length[t])
     free(near)
     free(ranks)
     free(chosen)

@@ -72,7 +72,7 @@ cdef inline double arc(const Inst *inst, int a, int b) noexcept nogil:
 
 
 cdef void sol_fix_positions(Sol *s) noexcept nogil
-cdef void sol_defer_shift(Sol *s, int first, int places) noexcept nogil
+cdef void sol_moved(Sol *s, int r, int first, int places) noexcept nogil
 cdef bint sol_positions_ok(const Sol *s, const Inst *inst) noexcept nogil
 cdef int sol_alloc(Sol *s, const Inst *inst) except -1 nogil
 cdef void sol_free(Sol *s) noexcept nogil

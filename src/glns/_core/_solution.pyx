@@ -107,6 +107,19 @@ cdef void sol_defer_shift(Sol *s, int first, int places) noexcept nogil:
         sol_fix_positions(s)
 
 
+cdef void sol_moved(Sol *s, int r, int first, int places) noexcept nogil:
+    """The nodes of route r from index `first` to its end moved by `places` (either way; call
+    after updating the length): rewrite their pos_of, or on a tour, when there are more than
+    lazy_shift of them, defer it (sol_defer_shift)."""
+    cdef int i, L = s.length[r]
+    cdef const int *row = &s.nodes[r * s.stride]
+    if L - first > s.lazy_shift:
+        sol_defer_shift(s, first, places)
+        return
+    for i in range(first, L):
+        s.pos_of[row[i]] = i
+
+
 cdef bint sol_positions_ok(const Sol *s, const Inst *inst) noexcept nogil:
     """Whether route_of and pos_of agree with the routes within the deferred-shift bound:
     every routed node within `drift` places of its index and exact below `exact_below`, every
@@ -375,18 +388,13 @@ cdef void sol_remove(Sol *s, const Inst *inst, int v) noexcept nogil:
     cdef int p = sol_pos(s, v)
     cdef int *row = &s.nodes[r * s.stride]
     cdef int L = s.length[r]
-    cdef int i
     sol_touch_at(s, inst, r, p - 1)
     sol_touch_at(s, inst, r, p)
     sol_touch_at(s, inst, r, p + 1)
     sol_mark(s, r)
     memmove(&row[p], &row[p + 1], (L - p - 1) * sizeof(int))
     s.length[r] = L - 1
-    if L - 1 - p > s.lazy_shift:
-        sol_defer_shift(s, p, 1)
-    else:
-        for i in range(p, L - 1):
-            s.pos_of[row[i]] = i
+    sol_moved(s, r, p, 1)
     s.load[r] -= inst.demand[v]
     s.route_of[v] = -1
     s.pos_of[v] = -1
@@ -396,17 +404,12 @@ cdef void sol_insert(Sol *s, const Inst *inst, int v, int r, int pos) noexcept n
     """Route node v in route r at index pos (0..length[r]); the caller checks capacity."""
     cdef int *row = &s.nodes[r * s.stride]
     cdef int L = s.length[r]
-    cdef int i
     sol_mark(s, r)
     memmove(&row[pos + 1], &row[pos], (L - pos) * sizeof(int))
     row[pos] = v
     s.pos_of[v] = pos
     s.length[r] = L + 1
-    if L - pos > s.lazy_shift:
-        sol_defer_shift(s, pos + 1, 1)
-    else:
-        for i in range(pos + 1, L + 1):
-            s.pos_of[row[i]] = i
+    sol_moved(s, r, pos + 1, 1)
     s.load[r] += inst.demand[v]
     s.route_of[v] = r
     sol_touch_at(s, inst, r, pos - 1)
