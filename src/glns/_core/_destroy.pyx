@@ -12,7 +12,7 @@ from glns._core._kind cimport is_tour
 from glns._core._distance cimport dist
 from glns._core._rng cimport rng_below, rng_uniform
 from glns._core._solution cimport (sol_remove, removal_delta, sol_touch_at, sol_mark, sol_pos,
-                                   sol_moved)
+                                   sol_moved, sol_slot_end)
 from glns._core._keyed cimport Keyed, keyed_before, keyed_cmp
 
 
@@ -172,6 +172,8 @@ cdef void _compact(Sol *s, int r, int lo, int hi) noexcept nogil:
         return
     memmove(&row[w], &row[hi], (L - hi) * sizeof(int))
     s.length[r] = L - d
+    if L == d:
+        s.may_have_empty = True
     sol_moved(s, r, w, d)
 
 
@@ -251,13 +253,13 @@ cdef int string_removal(Sol *s, const Inst *inst, int k, double max_string_len, 
     """
     cdef int m = inst.n - inst.first
     cdef bint tour = is_tour(inst)
-    cdef int r, routes = 0, lsmax, kmax, ks, strings = 0, seed, c, j = -1, total, t
+    cdef int r, routes = 0, lsmax, kmax, ks, strings = 0, seed, c, j = -1, total, t, q
     cdef int limit = inst.n
     cdef char *ruined = NULL
     k = _clamp_k(k, m)
     n_removed[0] = 0
-    for r in range(s.n_routes):
-        if s.length[r] > 0:
+    for q in range(s.n_routes):
+        if s.length[s.order[q]] > 0:
             routes += 1
     lsmax = m // routes if routes > 0 else 1
     if _count_param(max_string_len, inst.n) < lsmax:
@@ -267,7 +269,7 @@ cdef int string_removal(Sol *s, const Inst *inst, int k, double max_string_len, 
     kmax = (4 * k) // (1 + lsmax) - 1
     ks = 1 + rng_below(rng, kmax if kmax > 1 else 1)
     if not tour:
-        ruined = <char *> calloc(s.n_routes if s.n_routes > 0 else 1, sizeof(char))
+        ruined = <char *> calloc(max(sol_slot_end(s), 1), sizeof(char))
         if ruined == NULL:
             with gil:
                 raise MemoryError()
@@ -282,17 +284,19 @@ cdef int string_removal(Sol *s, const Inst *inst, int k, double max_string_len, 
             c = s.nodes[rng_below(rng, s.length[0])]
         else:
             total = 0
-            for r in range(s.n_routes):
+            for q in range(s.n_routes):
+                r = s.order[q]
                 if not ruined[r]:
                     total += s.length[r]
             if total == 0:
                 break
             t = rng_below(rng, total)
-            r = 0
-            while ruined[r] or t >= s.length[r]:
-                if not ruined[r]:
-                    t -= s.length[r]
-                r += 1
+            q = 0
+            while ruined[s.order[q]] or t >= s.length[s.order[q]]:
+                if not ruined[s.order[q]]:
+                    t -= s.length[s.order[q]]
+                q += 1
+            r = s.order[q]
             c = s.nodes[r * s.stride + t]
         if tour:
             limit = k - n_removed[0]
@@ -315,7 +319,7 @@ cdef int related_removal(Sol *s, const Inst *inst, int k, double randomness, int
     cdef int m = inst.n - inst.first
     cdef int count = 0, r, j, avail, idx, v, t
     cdef const int *row
-    cdef char *touched = <char *> calloc(s.n_routes if s.n_routes > 0 else 1, sizeof(char))
+    cdef char *touched = <char *> calloc(max(sol_slot_end(s), 1), sizeof(char))
     if touched == NULL:
         with gil:
             raise MemoryError()
@@ -353,7 +357,8 @@ cdef int related_removal(Sol *s, const Inst *inst, int k, double randomness, int
                 v += 1
         touched[s.route_of[v]] = 1
         _take(s, inst, v, removed, &count)
-    for r in range(s.n_routes):
+    for j in range(s.n_routes):
+        r = s.order[j]
         if touched[r]:
             _compact(s, r, 0, s.length[r])
     free(touched)
@@ -370,13 +375,14 @@ cdef int route_removal(Sol *s, const Inst *inst, int k, int *removed, int *n_rem
             raise ValueError("route_removal needs a CVRP or OVRP: a TSP tour is a single route")
     cdef int m = inst.n - inst.first
     cdef int r, i, j, nr = 0
-    cdef int *ids = <int *> malloc((s.n_routes if s.n_routes > 0 else 1) * sizeof(int))
+    cdef int *ids = <int *> malloc(max(s.n_routes, 1) * sizeof(int))
     if ids == NULL:
         with gil:
             raise MemoryError()
     k = _clamp_k(k, m)
     n_removed[0] = 0
-    for r in range(s.n_routes):
+    for j in range(s.n_routes):
+        r = s.order[j]
         if s.length[r] > 0:
             ids[nr] = r
             nr += 1
@@ -388,6 +394,7 @@ cdef int route_removal(Sol *s, const Inst *inst, int k, int *removed, int *n_rem
         for i in range(s.length[r]):
             _take_at(s, inst, r, i, removed, n_removed)
         s.length[r] = 0
+        s.may_have_empty = True
     free(ids)
     return 0
 
@@ -416,10 +423,11 @@ cdef int segment_removal(Sol *s, const Inst *inst, int k, double segments, int *
                 start = rng_below(rng, L)
             else:
                 p = rng_below(rng, m - n_removed[0])
-                r = 0
-                while p >= s.length[r]:
-                    p -= s.length[r]
-                    r += 1
+                x = 0
+                while p >= s.length[s.order[x]]:
+                    p -= s.length[s.order[x]]
+                    x += 1
+                r = s.order[x]
                 L = s.length[r]
                 t = need if need < L else L
                 start = p if p < L - t else L - t
@@ -450,7 +458,7 @@ cdef int radial_removal(Sol *s, const Inst *inst, int k, double spread, int *rem
     cdef int *near = <int *> malloc((c if c > 0 else 1) * sizeof(int))
     cdef int *ranks = <int *> malloc((c if c > 0 else 1) * sizeof(int))
     cdef char *chosen = <char *> calloc(c if c > 0 else 1, sizeof(char))
-    cdef char *touched = <char *> calloc(s.n_routes if s.n_routes > 0 else 1, sizeof(char))
+    cdef char *touched = <char *> calloc(max(sol_slot_end(s), 1), sizeof(char))
     cdef Keyed *order = NULL
     if c > inst.n_neigh:
         order = <Keyed *> malloc(max(m, 1) * sizeof(Keyed))
@@ -493,7 +501,8 @@ cdef int radial_removal(Sol *s, const Inst *inst, int k, double spread, int *rem
         if chosen[i]:
             touched[s.route_of[near[i]]] = 1
             _take(s, inst, near[i], removed, n_removed)
-    for t in range(s.n_routes):
+    for i in range(s.n_routes):
+        t = s.order[i]
         if touched[t]:
             _compact(s, t, 0, s.length[t])
     free(near)

@@ -405,6 +405,8 @@ cdef void _exchange_tails(Work *w, int r1, int c1, int r2, int c2) noexcept nogi
         q2 += w.inst.demand[t2[i]]
     s.length[r1] = m1
     s.length[r2] = m2
+    if m1 == 0 or m2 == 0:
+        s.may_have_empty = True
     s.load[r1] = q1
     s.load[r2] = q2
     _fix_pre(w, r1)

@@ -12,7 +12,7 @@ from glns._core._rng cimport rng_below, rng_uniform, rng_after
 from glns._core._route_bounds cimport (RouteBounds, bounds_init, bounds_free, bounds_add,
                                        route_beyond, depot_gap)
 from glns._core._solution cimport (sol_insert, sol_new_route, insertion_delta, new_route_cost,
-                                   sol_to_py, sol_pos, Solution, arc, END)
+                                   sol_to_py, sol_pos, sol_slot_end, Solution, arc, END)
 from glns._core._instance cimport CoreInstance
 from glns._core._keyed cimport Keyed, keyed_cmp
 
@@ -105,8 +105,8 @@ cdef int scan_init(Scan *sc, const Sol *s, const Inst *inst, const int *removed,
                    int n_removed) except -1 nogil:
     """For a repair call that inserts `removed` (each insertion opens at most one route).
     Frees what it took if it fails."""
-    cdef int slots = s.n_routes + n_removed
-    cdef int r, i, lightest = -1
+    cdef int slots = sol_slot_end(s) + n_removed    # the call opens slots below this
+    cdef int k, r, i, lightest = -1
     sc.room = NULL
     sc.n_room = 0
     sc.seen = NULL
@@ -121,7 +121,8 @@ cdef int scan_init(Scan *sc, const Sol *s, const Inst *inst, const int *removed,
         if lightest < 0 or inst.demand[removed[i]] < inst.demand[lightest]:
             lightest = removed[i]
     if lightest >= 0:
-        for r in range(s.n_routes):
+        for k in range(s.n_routes):
+            r = s.order[k]
             if _fits(s, inst, lightest, r):
                 sc.room[sc.n_room] = r
                 sc.n_room += 1
@@ -632,7 +633,8 @@ cdef void _vrp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept 
     cdef const int *nb
     cdef int r, j, q
     cdef bint found = False
-    for r in range(s.n_routes):
+    for j in range(s.n_routes):
+        r = s.order[j]
         c[r] = INFINITY
         p[r] = -1
     if st.g > 0:
@@ -647,7 +649,8 @@ cdef void _vrp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept 
             found = True
     st.granular[i] = found
     if not found:
-        for r in range(s.n_routes):
+        for j in range(s.n_routes):
+            r = s.order[j]
             _vrp_route_full(s, inst, v, r, &c[r], &p[r])
 
 
@@ -684,9 +687,9 @@ cdef inline int _listed(const Regret *st, const Sol *s) noexcept nogil:
     return st.scan.n_room if st.scan != NULL else s.n_routes
 
 
-cdef inline int _listed_route(const Regret *st, int t) noexcept nogil:
+cdef inline int _listed_route(const Regret *st, const Sol *s, int t) noexcept nogil:
     """The t-th of those routes."""
-    return st.scan.room[t] if st.scan != NULL else t
+    return st.scan.room[t] if st.scan != NULL else s.order[t]
 
 
 cdef void _top_rebuild(Regret *st, const Sol *s, const Inst *inst, int i) noexcept nogil:
@@ -703,7 +706,7 @@ cdef void _top_rebuild(Regret *st, const Sol *s, const Inst *inst, int i) noexce
     st.top_all[i] = True
     _top_offer(st, i, new_route_cost(inst, st.node[i]), -1)
     for t in range(_listed(st, s)):
-        r = _listed_route(st, t)
+        r = _listed_route(st, s, t)
         if p[r] >= 0:
             _top_offer(st, i, c[r], r)
     if st.scan == NULL or not st.scan.bounds.on:
@@ -788,8 +791,8 @@ cdef void _vrp_update(Regret *st, const Sol *s, const Inst *inst, int i, int r, 
             # way a granular candidate can appear.
             if near_u and _fits(s, inst, v, r):
                 for t in range(s.n_routes):
-                    c[t] = INFINITY
-                    p[t] = -1
+                    c[s.order[t]] = INFINITY
+                    p[s.order[t]] = -1
                 _vrp_route_granular(s, inst, v, r, st.g, &c[r], &p[r])
                 st.granular[i] = True
                 _top_rebuild(st, s, inst, i)
@@ -824,7 +827,7 @@ cdef void _vrp_update(Regret *st, const Sol *s, const Inst *inst, int i, int r, 
     p[r] = new_p
     if st.granular[i] and new_p < 0:
         t = 0
-        while t < s.n_routes and p[t] < 0:
+        while t < s.n_routes and p[s.order[t]] < 0:
             t += 1
         if t == s.n_routes:                 # the last granular candidate is gone
             _vrp_fill(st, s, inst, i)
@@ -842,7 +845,7 @@ cdef int _vrp_insert(Regret *st, Sol *s, const Inst *inst, int i, int *pos,
     cdef int r, t, best_r = -1, best_pos = 0
     cdef double best = INFINITY
     for t in range(_listed(st, s)):
-        r = _listed_route(st, t)
+        r = _listed_route(st, s, t)
         if p[r] >= 0 and c[r] < best:         # (a LAZY entry is dearer than a held option)
             best = c[r]
             best_r = r
@@ -980,7 +983,7 @@ cdef int _record(const Regret *st, const Sol *s, const Inst *inst, object out) e
             cache[w] = [(st.cost[i * st.cols + j], _edge_pos(s, st.where[i * st.cols + j]))
                         for j in range(st.count[i])]
         else:
-            cache[w] = [_entry(st, s, inst, i, r) for r in range(s.n_routes)]
+            cache[w] = [_entry(st, s, inst, i, s.order[r]) for r in range(s.n_routes)]
         granular[w] = bool(st.granular[i])
         scores[w] = (st.missing[i], st.regret[i], st.first[i])
     out.append({"routes": sol_to_py(s, inst), "cache": cache, "granular": granular,
@@ -1010,7 +1013,7 @@ cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
     if not tour and st.g == 0:
         scan_init(&sc, s, inst, removed, n_removed)     # frees what it took if it fails
         st.scan = &sc
-    st.cols = st.k if tour else s.n_routes + m       # each insertion opens at most one route
+    st.cols = st.k if tour else sol_slot_end(s) + m   # each insertion opens at most one route
     cdef int slots = max(m, 1)
     st.todo = <int *> malloc(slots * sizeof(int))
     st.node = <int *> malloc(slots * sizeof(int))
@@ -1135,7 +1138,7 @@ def routes_beyond(CoreInstance inst not None, partial, removed, int v, double t)
         if not sc.bounds.on:
             return None
         gap = depot_gap(&inst.c, v)
-        return [bool(route_beyond(&sc.bounds, &sol.s, &inst.c, r, v, gap, t))
+        return [bool(route_beyond(&sc.bounds, &sol.s, &inst.c, sol.s.order[r], v, gap, t))
                 for r in range(sol.s.n_routes)]
     finally:
         scan_free(&sc)

@@ -9,6 +9,7 @@ from libc.math cimport INFINITY
 from libc.stdlib cimport malloc, calloc, free
 
 from glns._core._types cimport Inst, Sol
+from glns._core._solution cimport sol_slot_end
 
 
 cdef inline void _empty(RouteBounds *b, int r) noexcept nogil:
@@ -21,7 +22,7 @@ cdef inline void _empty(RouteBounds *b, int r) noexcept nogil:
 cdef int bounds_init(RouteBounds *b, const Sol *s, const Inst *inst, const int *routes,
                      int n_listed, int slots) except -1 nogil:
     """Boxes for the `n_listed` routes in `routes` and for the routes still to be opened
-    (slots s.n_routes .. slots - 1). The bounds apply only to VRPs whose distances are
+    (slots sol_slot_end(s) .. slots - 1). The bounds apply only to VRPs whose distances are
     computed on demand from coordinates (Euclidean, exact or nint): a dense matrix may hold
     any distances, and small instances gain nothing."""
     cdef int r, i, t
@@ -43,7 +44,7 @@ cdef int bounds_init(RouteBounds *b, const Sol *s, const Inst *inst, const int *
         bounds_free(b)
         with gil:
             raise MemoryError()
-    for r in range(s.n_routes, slots):
+    for r in range(sol_slot_end(s), slots):
         _empty(b, r)
         b.boxed[r] = True
     for t in range(n_listed):

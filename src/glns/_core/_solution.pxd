@@ -11,6 +11,9 @@ cdef enum:
     # sol_sync copies the whole solution when more than 1/SYNC_COPY_FRACTION of the routes
     # are marked
     SYNC_COPY_FRACTION = 8
+    # sol_drop_empty moves the routes down to slots 0.. once the free slots below the last
+    # route outnumber the routes by more than COMPACT_SLACK
+    COMPACT_SLACK = 8
     # A tour updates the positions of a shift of more than LAZY_SHIFT nodes later (Sol.drift,
     # Sol.lazy_shift); once the deferred shifts add up to more than POS_DRIFT_MAX places, all
     # are made exact.
@@ -53,6 +56,12 @@ cdef inline int sol_pos(const Sol *s, int v) noexcept nogil:
     if p < s.length[r] and s.nodes[r * s.stride + p] == v:     # not moved, or written back
         return p
     return sol_find_pos(s, v, p)
+
+
+cdef inline int sol_slot_end(const Sol *s) noexcept nogil:
+    """One past the slot of the last route: the slot sol_new_route opens next. A call that
+    opens at most m routes sees only slots below sol_slot_end(s) + m."""
+    return s.order[s.n_routes - 1] + 1 if s.n_routes > 0 else 0
 
 
 cdef inline void sol_mark(Sol *s, int r) noexcept nogil:

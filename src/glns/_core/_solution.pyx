@@ -1,6 +1,7 @@
-# Solution storage: routes as rows of a (route_slots x stride) int table, plus per-node
-# route/position indices so that removing or inserting a node costs O(route) and its cost
-# delta O(1). A TSP tour is route 0, read as a cycle; VRP routes start at the depot (node 0,
+# Solution storage: routes as rows of a (route_slots x stride) int table, listed in route order
+# by `order`, plus per-node slot/position indices so that removing or inserting a node costs
+# O(route) and its cost delta O(1); dropping an emptied route costs O(routes), since no other
+# route moves to another slot. A TSP tour is route 0, read as a cycle; VRP routes start at the depot (node 0,
 # never stored) and end at the depot (CVRP) or at their last customer (OVRP).
 #
 # The cost has one canonical summation so that a plain-Python recomputation
@@ -123,11 +124,16 @@ cdef void sol_moved(Sol *s, int r, int first, int places) noexcept nogil:
 cdef bint sol_positions_ok(const Sol *s, const Inst *inst) noexcept nogil:
     """Whether route_of and pos_of agree with the routes within the deferred-shift bound:
     every routed node within `drift` places of its index and exact below `exact_below`, every
-    unrouted node at -1 (tests)."""
-    cdef int r, i, v, d, routed = 0
+    unrouted node at -1; slots increasing along the order (tests)."""
+    cdef int k, r, i, v, d, routed = 0
     if s.drift < 0 or s.drift > POS_DRIFT_MAX or (s.drift > 0 and not is_tour(inst)):
         return False
-    for r in range(s.n_routes):
+    for k in range(s.n_routes):
+        r = s.order[k]
+        if r >= s.route_slots or (k > 0 and r <= s.order[k - 1]):
+            return False
+        if s.length[r] == 0 and not s.may_have_empty and not is_tour(inst):
+            return False        # an empty route sol_drop_empty would not see
         for i in range(s.length[r]):
             v = s.nodes[r * s.stride + i]
             if s.route_of[v] != r:
@@ -152,6 +158,7 @@ cdef int sol_alloc(Sol *s, const Inst *inst) except -1 nogil:
     s.nodes = NULL
     s.length = NULL
     s.load = NULL
+    s.order = NULL
     s.changed = NULL
     s.changed_list = NULL
     s.n_changed = 0
@@ -177,6 +184,8 @@ cdef void sol_free(Sol *s) noexcept nogil:
     free(s.nodes)
     free(s.length)
     free(s.load)
+    free(s.order)
+    s.order = NULL
     free(s.route_of)
     free(s.pos_of)
     free(s.part)
@@ -219,6 +228,7 @@ cdef int sol_reserve_routes(Sol *s, int slots) except -1 nogil:
     _resize(<void **> &s.nodes, <size_t> new_slots * s.stride * sizeof(int))
     _resize(<void **> &s.length, new_slots * sizeof(int))
     _resize(<void **> &s.load, new_slots * sizeof(int64_t))
+    _resize(<void **> &s.order, new_slots * sizeof(int))
     _resize(<void **> &s.changed, new_slots * sizeof(char))
     _resize(<void **> &s.changed_list, new_slots * sizeof(int))
     cdef int r
@@ -232,17 +242,21 @@ cdef int sol_reserve_routes(Sol *s, int slots) except -1 nogil:
 
 cdef int sol_copy(Sol *dst, const Sol *src, const Inst *inst) except -1 nogil:
     """Make dst equal to src (O(n)). dst's marks are cleared, src's kept: src may have a
-    twin of its own that sol_sync keeps equal to it."""
-    sol_reserve_routes(dst, src.n_routes)
-    cdef int r
-    for r in range(src.n_routes):
+    twin of its own that sol_sync keeps equal to it. Each route keeps its slot."""
+    sol_reserve_routes(dst, sol_slot_end(src))
+    cdef int k, r
+    for k in range(dst.n_routes):
+        r = dst.order[k]
+        dst.length[r] = 0
+        dst.load[r] = 0
+    for k in range(src.n_routes):
+        r = src.order[k]
         memcpy(&dst.nodes[r * dst.stride], &src.nodes[r * src.stride], src.length[r] * sizeof(int))
         dst.length[r] = src.length[r]
         dst.load[r] = src.load[r]
-    for r in range(src.n_routes, dst.n_routes):
-        dst.length[r] = 0
-        dst.load[r] = 0
+        dst.order[k] = r
     dst.n_routes = src.n_routes
+    dst.may_have_empty = src.may_have_empty
     memcpy(dst.route_of, src.route_of, inst.n * sizeof(int))
     memcpy(dst.pos_of, src.pos_of, inst.n * sizeof(int))
     memcpy(dst.part, src.part, src.n_blocks * sizeof(double))
@@ -276,10 +290,10 @@ cdef int sol_sync(Sol *dst, Sol *src, const Inst *inst) except -1 nogil:
         return 0
     # (A tour gets here only when neither twin marked its route, and then nothing is copied.
     # VRP positions are never deferred, so the ones written below are exact.)
-    sol_reserve_routes(dst, src.n_routes)
+    sol_reserve_routes(dst, sol_slot_end(src))
     for i in range(src.n_changed):
         r = src.changed_list[i]
-        if r < dst.route_slots:     # else r >= src.n_routes: empty in both
+        if r < dst.route_slots:     # else a slot src opened and freed again: empty in both
             sol_mark(dst, r)
     for i in range(dst.n_changed):
         r = dst.changed_list[i]
@@ -308,7 +322,9 @@ cdef int sol_sync(Sol *dst, Sol *src, const Inst *inst) except -1 nogil:
             dst.own_ok[v] = src.own_ok[v]
     dst.n_changed = 0
     sol_unmark(src)
+    memcpy(dst.order, src.order, src.n_routes * sizeof(int))
     dst.n_routes = src.n_routes
+    dst.may_have_empty = src.may_have_empty
     memcpy(dst.part, src.part, src.n_blocks * sizeof(double))
     memcpy(dst.stale, src.stale, src.n_blocks * sizeof(char))
     dst.cost = src.cost
@@ -323,25 +339,38 @@ cdef void sol_unmark(Sol *s) noexcept nogil:
     s.n_changed = 0
 
 
+cdef bint _free_slots_empty(const Sol *s) noexcept nogil:
+    """Whether the slots not in the order hold empty rows (lengths and loads are >= 0, so
+    they do when the routes' add up to every slot's)."""
+    cdef int k, r
+    cdef int64_t used_len = 0, used_load = 0, all_len = 0, all_load = 0
+    for k in range(s.n_routes):
+        used_len += s.length[s.order[k]]
+        used_load += s.load[s.order[k]]
+    for r in range(s.route_slots):
+        if s.length[r] < 0 or s.load[r] < 0:
+            return False
+        all_len += s.length[r]
+        all_load += s.load[r]
+    return used_len == all_len and used_load == all_load
+
+
 cdef bint sol_same(const Sol *a, const Sol *b, const Inst *inst) noexcept nogil:
     """Whether a and b hold the same solution, indices and cost caches included (tests)."""
-    cdef int r, i, v
+    cdef int k, r, i, v
     if a.n_routes != b.n_routes or a.cost != b.cost or a.n_blocks != b.n_blocks:
         return False
     if not sol_positions_ok(a, inst) or not sol_positions_ok(b, inst):
         return False
-    for r in range(a.n_routes):
-        if a.length[r] != b.length[r] or a.load[r] != b.load[r]:
+    for k in range(a.n_routes):
+        r = a.order[k]
+        if b.order[k] != r or a.length[r] != b.length[r] or a.load[r] != b.load[r]:
             return False
         for i in range(a.length[r]):
             if a.nodes[r * a.stride + i] != b.nodes[r * b.stride + i]:
                 return False
-    for r in range(a.n_routes, a.route_slots):      # the slots beyond n_routes stay empty
-        if a.length[r] != 0:
-            return False
-    for r in range(b.n_routes, b.route_slots):
-        if b.length[r] != 0:
-            return False
+    if not _free_slots_empty(a) or not _free_slots_empty(b):
+        return False
     for v in range(inst.n):
         if a.route_of[v] != b.route_of[v] or sol_pos(a, v) != sol_pos(b, v):
             return False
@@ -356,15 +385,18 @@ cdef bint sol_same(const Sol *a, const Sol *b, const Inst *inst) noexcept nogil:
 
 cdef void sol_clear(Sol *s, const Inst *inst) noexcept nogil:
     """Unroute every node. A TSP keeps its one (now empty) route."""
-    cdef int v, r
+    cdef int v, k, r
     for v in range(inst.n):
         s.route_of[v] = -1
         s.pos_of[v] = -1
-    for r in range(s.n_routes):
+    for k in range(s.n_routes):
+        r = s.order[k]
         s.length[r] = 0
         s.load[r] = 0
         sol_mark(s, r)
     s.n_routes = 1 if is_tour(inst) else 0
+    s.order[0] = 0
+    s.may_have_empty = False
     s.drift = 0
     s.exact_below = INT_MAX
     s.cost = 0.0
@@ -373,12 +405,16 @@ cdef void sol_clear(Sol *s, const Inst *inst) noexcept nogil:
 
 
 cdef int sol_new_route(Sol *s) except -1 nogil:
-    sol_reserve_routes(s, s.n_routes + 1)
-    cdef int r = s.n_routes
+    """Open an empty route after the last one; returns its slot (sol_slot_end). Never moves
+    another route."""
+    cdef int r = sol_slot_end(s)
+    sol_reserve_routes(s, r + 1)
     s.length[r] = 0
     s.load[r] = 0
     sol_mark(s, r)
+    s.order[s.n_routes] = r
     s.n_routes += 1
+    s.may_have_empty = True
     return r
 
 
@@ -394,6 +430,8 @@ cdef void sol_remove(Sol *s, const Inst *inst, int v) noexcept nogil:
     sol_mark(s, r)
     memmove(&row[p], &row[p + 1], (L - p - 1) * sizeof(int))
     s.length[r] = L - 1
+    if L == 1:
+        s.may_have_empty = True
     sol_moved(s, r, p, 1)
     s.load[r] -= inst.demand[v]
     s.route_of[v] = -1
@@ -417,26 +455,47 @@ cdef void sol_insert(Sol *s, const Inst *inst, int v, int r, int pos) noexcept n
     sol_touch_at(s, inst, r, pos + 1)
 
 
-cdef void sol_drop_empty(Sol *s) noexcept nogil:
-    """Remove empty VRP routes, keeping the order of the others (the routes after the first
-    empty one move: all are marked, and sol_sync then copies them)."""
-    cdef int r, w = 0, i
-    for r in range(s.n_routes):
-        if s.length[r] == 0:
+cdef void _compact_slots(Sol *s) noexcept nogil:
+    """Move the k-th route to slot k, for every k (O(n); the moved slots are marked)."""
+    cdef int k, r, i
+    for k in range(s.n_routes):
+        r = s.order[k]
+        if r == k:
             continue
-        if w != r:
-            memcpy(&s.nodes[w * s.stride], &s.nodes[r * s.stride], s.length[r] * sizeof(int))
-            s.length[w] = s.length[r]
-            s.load[w] = s.load[r]
-            for i in range(s.length[w]):
-                s.route_of[s.nodes[w * s.stride + i]] = w
-            sol_mark(s, w)
-        w += 1
-    for r in range(w, s.n_routes):
+        # slot k is free: a route in it came before the k-th and has moved below k already
+        memcpy(&s.nodes[k * s.stride], &s.nodes[r * s.stride], s.length[r] * sizeof(int))
+        s.length[k] = s.length[r]
+        s.load[k] = s.load[r]
+        for i in range(s.length[k]):
+            s.route_of[s.nodes[k * s.stride + i]] = k
         s.length[r] = 0
         s.load[r] = 0
+        s.order[k] = k
+        sol_mark(s, k)
         sol_mark(s, r)
+
+
+cdef void sol_drop_empty(Sol *s) noexcept nogil:
+    """Remove empty VRP routes from the order, keeping the order of the others: O(1) unless
+    a route may be empty (Sol.may_have_empty), else O(routes); no route moves (their slots
+    become free). Once the free slots below the last route
+    outnumber the routes (plus COMPACT_SLACK), every route moves to slot = place in the order,
+    an O(n) step paid once per that many dropped routes."""
+    cdef int k, r, w = 0
+    if not s.may_have_empty:
+        return
+    s.may_have_empty = False
+    for k in range(s.n_routes):
+        r = s.order[k]
+        if s.length[r] > 0:
+            s.order[w] = r
+            w += 1
+        elif s.load[r] != 0:    # (an empty route carries nothing; keep the rows consistent)
+            s.load[r] = 0
+            sol_mark(s, r)
     s.n_routes = w
+    if sol_slot_end(s) > 2 * w + COMPACT_SLACK:
+        _compact_slots(s)
 
 
 cdef inline double _incoming(const Sol *s, const Inst *inst, int v) noexcept nogil:
@@ -574,12 +633,13 @@ cdef int sol_random_init(Sol *s, const Inst *inst, uint64_t *rng) except -1 nogi
 
 cdef object sol_to_py(const Sol *s, const Inst *inst):
     """The solution in the operator format (docs/operator-contract.md; fresh Python lists)."""
-    cdef int r, i
+    cdef int k, r, i
     cdef const int *row
     if is_tour(inst):
         return [s.nodes[i] for i in range(s.length[0])]
     out = []
-    for r in range(s.n_routes):
+    for k in range(s.n_routes):
+        r = s.order[k]
         if s.length[r] == 0:
             continue
         row = &s.nodes[r * s.stride]
@@ -709,7 +769,11 @@ cdef class Solution:
         return sol_cost_full(&self.s, &self.inst.c)
 
     def loads(self):
-        return [self.s.load[r] for r in range(self.s.n_routes)]
+        return [self.s.load[self.s.order[k]] for k in range(self.s.n_routes)]
+
+    def _slot(self, int r) -> int:
+        """The slot of the r-th route, or -1 when there is none."""
+        return self.s.order[r] if 0 <= r < self.s.n_routes else -1
 
     def removal_delta(self, int v) -> float:
         if v < 0 or v >= self.inst.n or self.s.route_of[v] < 0:
@@ -717,9 +781,11 @@ cdef class Solution:
         return removal_delta(&self.s, &self.inst.c, v)
 
     def insertion_delta(self, int v, int r, int pos) -> float:
-        if r < 0 or r >= self.s.n_routes or pos < 0 or pos > self.s.length[r]:
+        """Cost of inserting v at index pos of the r-th route."""
+        cdef int slot = self._slot(r)
+        if slot < 0 or pos < 0 or pos > self.s.length[slot]:
             raise ValueError("no such route position")
-        return insertion_delta(&self.s, &self.inst.c, v, r, pos)
+        return insertion_delta(&self.s, &self.inst.c, v, slot, pos)
 
     def new_route_cost(self, int v) -> float:
         return new_route_cost(&self.inst.c, v)
@@ -730,15 +796,21 @@ cdef class Solution:
         sol_remove(&self.s, &self.inst.c, v)
 
     def insert(self, int v, int r, int pos):
+        """Insert v at index pos of the r-th route (r == the number of routes: a new one)."""
         if v < self.inst.c.first or v >= self.inst.n or self.s.route_of[v] >= 0:
             raise ValueError(f"node {v} is routed already or not a routable node")
         if r == self.s.n_routes and not is_tour(&self.inst.c):
             sol_new_route(&self.s)
-        if r < 0 or r >= self.s.n_routes or pos < 0 or pos > self.s.length[r]:
+        cdef int slot = self._slot(r)
+        if slot < 0 or pos < 0 or pos > self.s.length[slot]:
             raise ValueError("no such route position")
-        if self.s.length[r] >= self.s.stride:
+        if self.s.length[slot] >= self.s.stride:
             raise ValueError("route is full")
-        sol_insert(&self.s, &self.inst.c, v, r, pos)
+        sol_insert(&self.s, &self.inst.c, v, slot, pos)
+
+    def slots(self) -> list:
+        """The slot each route is stored in, in route order (tests)."""
+        return [self.s.order[k] for k in range(self.s.n_routes)]
 
     def drop_empty(self):
         if not is_tour(&self.inst.c):   # a tour is one route, even when empty

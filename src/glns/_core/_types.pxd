@@ -38,8 +38,15 @@ cdef struct Inst:
 cdef struct Sol:
     int n_routes        # routes in use (TSP: always 1)
     int route_slots     # allocated route slots
+    # order[k]: the slot of the k-th route (k < n_routes). Slots increase along the order, so
+    # comparing two routes' slots compares their places in it; the slots not listed are free
+    # (empty rows). Dropping an empty route only shortens this list (sol_drop_empty).
+    int *order
+    # A route in the order may be empty, so sol_drop_empty has work: set where a route opens
+    # or a route's length drops to 0, cleared by sol_drop_empty (which otherwise costs O(1)).
+    bint may_have_empty
     int stride          # longest possible route; row length of `nodes`
-    int *nodes          # route r occupies nodes[r*stride : r*stride + length[r]]
+    int *nodes          # the route in slot r occupies nodes[r*stride : r*stride + length[r]]
     int *length         # nodes per route
     int64_t *load       # demand per route
     int *route_of       # route of each node, -1 when unrouted (and for the depot)
