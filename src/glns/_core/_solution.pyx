@@ -1,8 +1,8 @@
 # Solution storage: routes as rows of a (route_slots x stride) int table, listed in route order
 # by `order`, plus per-node slot/position indices so that removing or inserting a node costs
 # O(route) and its cost delta O(1); dropping an emptied route costs O(routes), since no other
-# route moves to another slot. A TSP tour is route 0, read as a cycle; VRP routes start at the depot (node 0,
-# never stored) and end at the depot (CVRP) or at their last customer (OVRP).
+# route moves to another slot. A TSP tour is route 0, read as a cycle; VRP routes start at the
+# depot (node 0, never stored) and end at the depot (CVRP) or at their last customer (OVRP).
 #
 # The cost has one canonical summation so that a plain-Python recomputation
 # (glns.problems.solutions.matrix_cost) gives the identical float: every routed node owns its
