@@ -29,7 +29,8 @@ def test_scaling_rows_for_each_problem_and_size(tmp_path, capsys):
         assert r["solve_s"] >= 0.2 and r["loop_s"] <= r["solve_s"] and r["generate_s"] >= 0 and r["core_s"] >= 0
         assert r["peak_rss_mb"] >= r["rss_after_core_mb"] >= r["rss_after_generate_mb"] > 10
     table = (out / "scaling.md").read_text()
-    assert table.startswith("| problem | n | status | iterations | median it. ms |") and "| cvrp | 50 | ok |" in table
+    assert table.startswith("| problem | n | status | iterations | median it. ms | median / smallest n |")
+    assert "| cvrp | 50 | ok |" in table and table.count(" | 1.00x | ") == 2     # each is its own smallest
     assert table in capsys.readouterr().out
 
 
@@ -50,3 +51,14 @@ def test_exit_status_of_a_child_without_a_row():
 def test_a_child_past_its_timeout_is_killed(tmp_path):
     row = scaling.run_child("cvrp", 50, 30.0, 0, None, timeout=1.0)
     assert row["status"] == "timeout" and row["peak_rss_mb"] > 0
+
+
+def test_each_median_is_compared_with_its_problems_smallest_n():
+    rows = [{"problem": "tsp", "n": 10000, "status": "ok", "median_iteration_ms": 0.3},
+            {"problem": "tsp", "n": 100, "status": "ok", "median_iteration_ms": 0.12},
+            {"problem": "cvrp", "n": 100, "status": "ok", "median_iteration_ms": 0.08},
+            {"problem": "cvrp", "n": 30000, "status": "memory", "median_iteration_ms": None},
+            {"problem": "cvrp", "n": 10000, "status": "ok", "median_iteration_ms": 0.2}]
+    assert scaling.per_smallest(rows) == pytest.approx([2.5, 1.0, 1.0, None, 2.5])
+    table = scaling.markdown(rows)
+    assert "| tsp | 10000 | ok | – | 0.300 | 2.50x |" in table and "| cvrp | 30000 | memory | – | – | – |" in table
