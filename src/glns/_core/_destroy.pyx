@@ -12,7 +12,7 @@ from glns._core._kind cimport is_tour
 from glns._core._distance cimport dist
 from glns._core._rng cimport rng_below, rng_uniform
 from glns._core._solution cimport (sol_remove, removal_delta, sol_touch_at, sol_mark, sol_pos,
-                                   sol_moved, sol_slot_end)
+                                   sol_moved, sol_slot_end, sol_set_length)
 from glns._core._keyed cimport Keyed, keyed_before, keyed_cmp
 
 
@@ -171,9 +171,7 @@ cdef void _compact(Sol *s, int r, int lo, int hi) noexcept nogil:
     if d == 0:
         return
     memmove(&row[w], &row[hi], (L - hi) * sizeof(int))
-    s.length[r] = L - d
-    if L == d:
-        s.may_have_empty = True
+    sol_set_length(s, r, L - d)
     sol_moved(s, r, w, d)
 
 
@@ -393,8 +391,7 @@ cdef int route_removal(Sol *s, const Inst *inst, int k, int *removed, int *n_rem
         ids[j] = ids[nr]
         for i in range(s.length[r]):
             _take_at(s, inst, r, i, removed, n_removed)
-        s.length[r] = 0
-        s.may_have_empty = True
+        sol_set_length(s, r, 0)
     free(ids)
     return 0
 

@@ -36,7 +36,8 @@ from glns._core._kind cimport is_tour, load_limit
 from glns._core._distance cimport dist
 from glns._core._solution cimport (Solution, sol_remove, sol_insert, sol_new_route,
                                    sol_drop_empty, sol_cost, removal_delta, new_route_cost,
-                                   sol_touch, sol_touch_at, sol_mark, sol_pos, arc, END)
+                                   sol_touch, sol_touch_at, sol_mark, sol_pos, sol_set_length, arc,
+                                   END)
 from glns._core._instance cimport CoreInstance
 
 # A move must improve by more than this fraction of the starting cost (rounding guard).
@@ -403,10 +404,8 @@ cdef void _exchange_tails(Work *w, int r1, int c1, int r2, int c2) noexcept nogi
         s.pos_of[t2[i]] = i
         sol_touch(s, t2[i])
         q2 += w.inst.demand[t2[i]]
-    s.length[r1] = m1
-    s.length[r2] = m2
-    if m1 == 0 or m2 == 0:
-        s.may_have_empty = True
+    sol_set_length(s, r1, m1)
+    sol_set_length(s, r2, m2)
     s.load[r1] = q1
     s.load[r2] = q2
     _fix_pre(w, r1)

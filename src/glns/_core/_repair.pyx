@@ -625,6 +625,14 @@ cdef void _vrp_fill_listed(Regret *st, const Sol *s, const Inst *inst, int i) no
     _vrp_score(st, i)
 
 
+cdef inline void _clear_row(Regret *st, const Sol *s, int i) noexcept nogil:
+    """Slot i has no option in any route yet."""
+    cdef int t
+    for t in range(s.n_routes):
+        st.cost[i * st.cols + s.order[t]] = INFINITY
+        st.where[i * st.cols + s.order[t]] = -1
+
+
 cdef void _vrp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept nogil:
     """All route entries of slot i: granular candidates if it has any, else all positions."""
     cdef int v = st.node[i]
@@ -633,10 +641,7 @@ cdef void _vrp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept 
     cdef const int *nb
     cdef int r, j, q
     cdef bint found = False
-    for j in range(s.n_routes):
-        r = s.order[j]
-        c[r] = INFINITY
-        p[r] = -1
+    _clear_row(st, s, i)
     if st.g > 0:
         nb = _row(inst, v, st.g)
         for j in range(st.g):      # O(g): each neighbour feeds its own route's entry
@@ -790,9 +795,7 @@ cdef void _vrp_update(Regret *st, const Sol *s, const Inst *inst, int i, int r, 
             # No neighbour of v had a route with room, and r only lost room: u is the only
             # way a granular candidate can appear.
             if near_u and _fits(s, inst, v, r):
-                for t in range(s.n_routes):
-                    c[s.order[t]] = INFINITY
-                    p[s.order[t]] = -1
+                _clear_row(st, s, i)
                 _vrp_route_granular(s, inst, v, r, st.g, &c[r], &p[r])
                 st.granular[i] = True
                 _top_rebuild(st, s, inst, i)

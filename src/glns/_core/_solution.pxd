@@ -64,6 +64,14 @@ cdef inline int sol_slot_end(const Sol *s) noexcept nogil:
     return s.order[s.n_routes - 1] + 1 if s.n_routes > 0 else 0
 
 
+cdef inline void sol_set_length(Sol *s, int r, int L) noexcept nogil:
+    """Route r now holds L nodes. Every length write of an operator goes through here, so a
+    route left empty is always noted for sol_drop_empty (Sol.may_have_empty)."""
+    s.length[r] = L
+    if L == 0:
+        s.may_have_empty = True
+
+
 cdef inline void sol_mark(Sol *s, int r) noexcept nogil:
     """Route r's row, length or load changed: sol_sync must copy it. Every write to a route
     goes with this mark (sol_insert, sol_remove and the moves that write rows directly)."""

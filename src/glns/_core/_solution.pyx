@@ -429,9 +429,7 @@ cdef void sol_remove(Sol *s, const Inst *inst, int v) noexcept nogil:
     sol_touch_at(s, inst, r, p + 1)
     sol_mark(s, r)
     memmove(&row[p], &row[p + 1], (L - p - 1) * sizeof(int))
-    s.length[r] = L - 1
-    if L == 1:
-        s.may_have_empty = True
+    sol_set_length(s, r, L - 1)
     sol_moved(s, r, p, 1)
     s.load[r] -= inst.demand[v]
     s.route_of[v] = -1
@@ -446,7 +444,7 @@ cdef void sol_insert(Sol *s, const Inst *inst, int v, int r, int pos) noexcept n
     memmove(&row[pos + 1], &row[pos], (L - pos) * sizeof(int))
     row[pos] = v
     s.pos_of[v] = pos
-    s.length[r] = L + 1
+    sol_set_length(s, r, L + 1)
     sol_moved(s, r, pos + 1, 1)
     s.load[r] += inst.demand[v]
     s.route_of[v] = r
@@ -490,9 +488,6 @@ cdef void sol_drop_empty(Sol *s) noexcept nogil:
         if s.length[r] > 0:
             s.order[w] = r
             w += 1
-        elif s.load[r] != 0:    # (an empty route carries nothing; keep the rows consistent)
-            s.load[r] = 0
-            sol_mark(s, r)
     s.n_routes = w
     if sol_slot_end(s) > 2 * w + COMPACT_SLACK:
         _compact_slots(s)
