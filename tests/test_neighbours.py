@@ -102,6 +102,26 @@ def test_quadrant_candidates_equal_the_reference(layout, rounding, first):
             assert np.array_equal(got, expected), (n, k, columns, per_quadrant, reach)
 
 
+@pytest.mark.parametrize("layout", ["uniform", "circle"])
+def test_quadrant_candidates_of_nodes_with_a_sparse_side_equal_the_reference(layout):
+    """Nodes whose quadrant holds fewer points than asked for (the hull of a uniform cloud,
+    every node of a circle) search the whole grid; the picks are still the reference's."""
+    from glns._core._grid import coordinate_neighbours, quadrant_candidates as native
+    from glns.neighbours import quadrant_candidates
+    from glns.problems import euclidean_distances
+
+    rs = np.random.RandomState(11)
+    n = 2500
+    if layout == "circle":
+        angle = rs.rand(n) * 2 * np.pi
+        xy = np.c_[np.cos(angle), np.sin(angle)] * 1000.0
+    else:
+        xy = rs.rand(n, 2) * 1000.0
+    nearest = coordinate_neighbours(xy, 0, 30, False)
+    expected = quadrant_candidates(xy, euclidean_distances(xy, "exact"), nearest, 0, 20, 5, np.inf)
+    assert np.array_equal(native(xy, nearest, 0, 20, 5, np.inf, False), expected)
+
+
 def test_quadrant_candidates_reach_other_clusters():
     """Two clusters: a city's nearest all lie in its own cluster, its quadrant candidates
     include the nearest cities of the other one (what the lists are for)."""

@@ -16,7 +16,7 @@ import numpy as np
 from libc.math cimport floor, sqrt, fabs, INFINITY
 from libc.stdlib cimport malloc, realloc, free, qsort
 
-from glns._core._keyed cimport Keyed, keyed_cmp
+from glns._core._keyed cimport Keyed, keyed_cmp, keyed_before
 
 cdef double MARGIN = 1e-9    # relative slack on R: never trusts the last bits of a border
 
@@ -230,10 +230,29 @@ cdef inline int _quadrant(const double *xy, int q, int v) noexcept nogil:
     return -1
 
 
+cdef inline void _offer(Keyed *best, int *count, int size, Keyed x) noexcept nogil:
+    """Keep the `size` smallest entries offered, ascending in keyed order, in best[0:count]."""
+    cdef int j = count[0]
+    if j == size:
+        if not keyed_before(&x, &best[size - 1]):
+            return
+        j -= 1
+    else:
+        count[0] += 1
+    while j > 0 and keyed_before(&x, &best[j - 1]):
+        best[j] = best[j - 1]
+        j -= 1
+    best[j] = x
+
+
 def quadrant_candidates(coords, nearest, int first, int columns, int per_quadrant, double reach,
                         bint nint) -> np.ndarray:
     """Candidate lists with neighbours on every side: the same (n, C) int32 table as
-    ``glns.neighbours.quadrant_candidates`` (see there), from the nearest-neighbour table."""
+    ``glns.neighbours.quadrant_candidates`` (see there), from the nearest-neighbour table.
+
+    Each ring's points go straight into their quadrant's `per_quadrant` nearest (kept sorted),
+    so a ring costs O(its points): a node with a quadrant that holds fewer than that many
+    points (on the hull, or every node of a line) searches the whole grid once, in O(n)."""
     xy_arr = np.ascontiguousarray(coords, dtype=np.float64)
     near_arr = np.ascontiguousarray(nearest, dtype=np.int32)
     cdef const double[:, ::1] xyv = xy_arr
@@ -248,15 +267,17 @@ def quadrant_candidates(coords, nearest, int first, int columns, int per_quadran
     cdef const double *xy = &xyv[0, 0]
     cdef Grid g
     g.start = g.items = NULL
+    cdef int P = max(per_quadrant, 0)
     cdef int cap = 4 * K + 64
     cdef Keyed *cand = <Keyed *> malloc(cap * sizeof(Keyed))
-    cdef Keyed *pick = <Keyed *> malloc((4 * per_quadrant + C) * sizeof(Keyed))
+    cdef Keyed *best = <Keyed *> malloc((4 * P + 1) * sizeof(Keyed))   # 4 x P, quadrant-major
+    cdef Keyed *pick = <Keyed *> malloc((4 * P + C) * sizeof(Keyed))
     cdef char *taken = <char *> malloc(n * sizeof(char))
     cdef int q, i, j, cx, cy, r, count, np_, quad, settled
     cdef int have[4]
     cdef double R, limit
     try:
-        if cand == NULL or pick == NULL or taken == NULL:
+        if cand == NULL or best == NULL or pick == NULL or taken == NULL:
             raise MemoryError()
         _grid_build(&g, xy, n, first, nint)
         with nogil:
@@ -265,36 +286,33 @@ def quadrant_candidates(coords, nearest, int first, int columns, int per_quadran
             for q in range(n):
                 limit = INFINITY if reach == INFINITY else reach * key_of(xy, q, nv[q, K - 1], nint)
                 _home(&g, q, &cx, &cy)
-                count = 0
+                have[0] = have[1] = have[2] = have[3] = 0
                 r = 0
                 while True:
+                    count = 0       # `cand` holds one ring at a time
                     R = _grow(&g, q, cx, cy, r, &cand, &cap, &count)
+                    for i in range(count):
+                        quad = _quadrant(xy, q, cand[i].node)
+                        if quad >= 0 and P > 0:
+                            _offer(&best[quad * P], &have[quad], P, cand[i])
                     if R == INFINITY or R > limit:  # nothing unseen can be picked
                         break
                     if R > 0:
-                        have[0] = have[1] = have[2] = have[3] = 0
-                        for i in range(count):
-                            if cand[i].key < R:
-                                quad = _quadrant(xy, q, cand[i].node)
-                                if quad >= 0:
-                                    have[quad] += 1
+                        # a quadrant is settled once its P-th nearest so far is below R:
+                        # every point not seen yet lies at R or beyond
                         settled = 0
                         for j in range(4):
-                            settled += have[j] >= per_quadrant
+                            settled += have[j] >= P and (P == 0 or best[j * P + P - 1].key < R)
                         if settled == 4:
                             break
                     r += 1
-                qsort(cand, count, sizeof(Keyed), keyed_cmp)
-                have[0] = have[1] = have[2] = have[3] = 0
                 np_ = 0
-                for i in range(count):
-                    if cand[i].key > limit:
-                        break
-                    quad = _quadrant(xy, q, cand[i].node)
-                    if quad >= 0 and have[quad] < per_quadrant:
-                        have[quad] += 1
-                        pick[np_] = cand[i]
-                        taken[cand[i].node] = 1
+                for quad in range(4):
+                    for i in range(have[quad]):
+                        if best[quad * P + i].key > limit:
+                            break
+                        pick[np_] = best[quad * P + i]
+                        taken[pick[np_].node] = 1
                         np_ += 1
                 # fill with the nearest not picked, then the C smallest keys, in key order
                 j = 0
@@ -313,6 +331,7 @@ def quadrant_candidates(coords, nearest, int first, int columns, int per_quadran
     finally:
         _grid_free(&g)
         free(cand)
+        free(best)
         free(pick)
         free(taken)
     return out
