@@ -374,8 +374,9 @@ cdef bint sol_same(const Sol *a, const Sol *b, const Inst *inst) noexcept nogil:
     for v in range(inst.n):
         if a.route_of[v] != b.route_of[v] or sol_pos(a, v) != sol_pos(b, v):
             return False
-        # a cached arc missing on one side is only recomputed; one that differs is wrong
-        if a.route_of[v] >= 0 and a.own_ok[v] and b.own_ok[v] and a.own[v] != b.own[v]:
+        # a cached arc missing on one side is only recomputed; one held must be v's arc now
+        if a.route_of[v] >= 0 and ((a.own_ok[v] and a.own[v] != _incoming(a, inst, v))
+                                   or (b.own_ok[v] and b.own[v] != _incoming(b, inst, v))):
             return False
     for i in range(a.n_blocks):
         if a.stale[i] != b.stale[i] or (not a.stale[i] and a.part[i] != b.part[i]):
