@@ -172,6 +172,41 @@ cdef int _collect(const Grid *g, int q, int cell, Keyed **cand, int *cap, int co
     return count
 
 
+cdef inline void _swap(Keyed *a, int i, int j) noexcept nogil:
+    cdef Keyed t = a[i]
+    a[i] = a[j]
+    a[j] = t
+
+
+cdef void _select(Keyed *a, int count, int k) noexcept nogil:
+    """Reorder a[0:count] so that a[0:k] holds its k first entries in keyed order, the k-th of
+    them last (a[k - 1]); 1 <= k <= count. Quickselect, O(count) expected: a full sort of
+    every candidate was most of the nearest-neighbour search."""
+    cdef int lo = 0, hi = count - 1, want = k - 1, i, j, mid
+    cdef Keyed pivot
+    while lo < hi:
+        mid = lo + (hi - lo) // 2       # median of three as the pivot, moved to hi
+        if keyed_before(&a[mid], &a[lo]):
+            _swap(a, mid, lo)
+        if keyed_before(&a[hi], &a[lo]):
+            _swap(a, hi, lo)
+        if keyed_before(&a[mid], &a[hi]):
+            _swap(a, mid, hi)
+        pivot = a[hi]
+        i = lo
+        for j in range(lo, hi):
+            if keyed_before(&a[j], &pivot):
+                _swap(a, i, j)
+                i += 1
+        _swap(a, i, hi)                 # a[lo:i] < pivot = a[i] < a[i + 1:hi + 1]
+        if i == want:
+            return
+        if i < want:
+            lo = i + 1
+        else:
+            hi = i - 1
+
+
 def coordinate_neighbours(coords, int first, int max_neighbours, bint nint) -> np.ndarray:
     """For every node, the routable nodes (ids >= first) other than itself, nearest first
     (ties by node id), at most `max_neighbours` of them: the same (n, K) int32 table as
@@ -202,10 +237,11 @@ def coordinate_neighbours(coords, int first, int max_neighbours, bint nint) -> n
                 while True:
                     R = _grow(&g, q, cx, cy, r, &cand, &cap, &count)
                     if R == INFINITY or (count >= K and R > 0):
-                        qsort(cand, count, sizeof(Keyed), keyed_cmp)
+                        _select(cand, count, K)     # the K nearest so far go first
                         if R == INFINITY or cand[K - 1].key < R:
                             break
                     r += 1
+                qsort(cand, K, sizeof(Keyed), keyed_cmp)
                 for i in range(K):
                     ov[q, i] = cand[i].node
     finally:
