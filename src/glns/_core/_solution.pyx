@@ -410,12 +410,11 @@ cdef int sol_new_route(Sol *s) except -1 nogil:
     another route."""
     cdef int r = sol_slot_end(s)
     sol_reserve_routes(s, r + 1)
-    s.length[r] = 0
+    sol_set_length(s, r, 0)     # an empty route: notes it for sol_drop_empty
     s.load[r] = 0
     sol_mark(s, r)
     s.order[s.n_routes] = r
     s.n_routes += 1
-    s.may_have_empty = True
     return r
 
 

@@ -42,8 +42,9 @@ cdef struct Sol:
     # comparing two routes' slots compares their places in it; the slots not listed are free
     # (empty rows). Dropping an empty route only shortens this list (sol_drop_empty).
     int *order
-    # A route in the order may be empty, so sol_drop_empty has work: set when a route opens or
-    # sol_set_length leaves one empty, cleared by sol_drop_empty (which otherwise costs O(1)).
+    # A route in the order may be empty, so sol_drop_empty has work: set by sol_set_length
+    # whenever a route is left with 0 nodes (an opened route included), cleared by
+    # sol_drop_empty (which otherwise costs O(1)).
     bint may_have_empty
     int stride          # longest possible route; row length of `nodes`
     int *nodes          # the route in slot r occupies nodes[r*stride : r*stride + length[r]]
