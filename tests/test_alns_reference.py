@@ -28,6 +28,7 @@ PARAMS = {
     "k-range": glns.SolveParams(destroy_fraction=(0.05, 0.4), max_destroy=6),
     "per-node-scaled": glns.SolveParams(temperature=AutoTemperature(reference_nodes=5),
                                         large_destroy=(10, 3)),
+    "space-filling": glns.SolveParams(initial="space_filling"),
 }
 
 

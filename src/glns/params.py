@@ -17,6 +17,7 @@ SIGMA_AGGRESSIVE = (10.0, 5.0, 2.0, 0.0)
 #: values of SolveParams.views and SolveParams.compile
 VIEW_SETTINGS = ("auto", "numpy", "python")
 COMPILE_SETTINGS = ("auto", "wait", "cached", "off")
+INITIAL_SETTINGS = ("auto", "random", "space_filling")
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,7 @@ class SolveParams:
     op_timeout: float | None = 60.0
     views: str = "auto"
     compile: str = "auto"
+    initial: str = "auto"
 
     def __post_init__(self) -> None:
         fractions = self.destroy_fraction if isinstance(self.destroy_fraction, tuple) else (self.destroy_fraction,)
@@ -139,6 +141,8 @@ class SolveParams:
             raise ValueError(f"op_timeout must be > 0 or None, got {self.op_timeout}")
         if self.views not in VIEW_SETTINGS:
             raise ValueError(f"views must be one of {VIEW_SETTINGS}, got {self.views!r}")
+        if self.initial not in INITIAL_SETTINGS:
+            raise ValueError(f"initial must be one of {INITIAL_SETTINGS}, got {self.initial!r}")
         if self.compile not in COMPILE_SETTINGS:
             raise ValueError(f"compile must be one of {COMPILE_SETTINGS}, got {self.compile!r}")
         if not isinstance(self.temperature, (FixedTemperature, AutoTemperature)):
@@ -146,10 +150,11 @@ class SolveParams:
 
     @classmethod
     def paper(cls, **changes: Any) -> "SolveParams":
-        """The paper's preset: epsilon 0.2, lambda 0.5, sigma (1.5, 1.2, 0.8, 0.1), T0 100, alpha 0.97."""
+        """The paper's preset: epsilon 0.2, lambda 0.5, sigma (1.5, 1.2, 0.8, 0.1), T0 100, alpha
+        0.97, the random start."""
         base = dict(temperature=FixedTemperature(100.0, 0.97), scores=SIGMA_PAPER,
                     destroy_fraction=0.2, max_destroy=None, large_destroy=None, decay=0.5,
-                    adaptive=True)
+                    adaptive=True, initial="random")
         base.update(changes)
         return cls(**base)
 

@@ -21,6 +21,7 @@ from glns.operators.library.repair import blink_insertion
 from glns.params import FixedTemperature, SolveParams
 from glns.problems import Problem
 from glns.problems.solutions import matrix_cost, random_solution, solution_cost
+from glns.problems.space_filling import start_solution
 from glns.rng import SplitMix64
 
 __all__ = ["solution_cost", "matrix_cost", "random_solution", "reference_cost", "reference_alns"]
@@ -93,7 +94,9 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
     synergy = np.zeros((nd, nr))
     k_min, k_max = params.destroy_range(problem.n_customers)
 
-    cur = random_solution(problem, rng)
+    cur = start_solution(problem, params.initial)
+    if cur is None:
+        cur = random_solution(problem, rng)
     cur_cost = solution_cost(problem, cur)
     best, best_cost = copy.deepcopy(cur), cur_cost
     temp = params.temperature

@@ -17,6 +17,7 @@ from glns.operators.arguments import parse_arguments
 from glns.operators.bridge import alarm_installed
 from glns.params import SolveParams
 from glns.problems import Problem
+from glns.problems.space_filling import start_solution
 from glns.result import OperatorStats, Result
 
 __all__ = ["solve", "default_portfolio", "DEFAULT_DESTROY", "DEFAULT_REPAIR", "LARGE_TOUR_NEIGHBOURS",
@@ -93,7 +94,8 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
         to the caller's state afterwards).
     params: :class:`SolveParams` (default: scale-aware annealing); ``SolveParams.paper()`` for
         the paper's preset.
-    initial_solution: a feasible solution to start from (default: a random one, docs/method.md).
+    initial_solution: a feasible solution to start from (default: ``params.initial`` says which:
+        random, or on 5,000 customers and more the space-filling start; docs/method.md).
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a glns TSP, CVRP or OVRP instance, got {type(problem).__name__}")
@@ -107,6 +109,8 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
 
     destroy_ops, repair_ops = parse_arguments(destroy, repair, problem.kind,
                                               defaults=default_portfolio(problem))
+    if initial_solution is None:
+        initial_solution = start_solution(problem, params.initial)
     uses_python = not all(op.is_native for op in destroy_ops + repair_ops)
     # binding a Python operator may run probe calls (glns.operators.accelerate): they seed the
     # global random streams, so the caller's state is saved before and restored after it all

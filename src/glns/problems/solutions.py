@@ -11,7 +11,7 @@ import numpy as np
 from glns.problems.base import Problem
 from glns.rng import SplitMix64
 
-__all__ = ["solution_cost", "matrix_cost", "random_solution", "shuffled_nodes"]
+__all__ = ["solution_cost", "matrix_cost", "random_solution", "shuffled_nodes", "cut_by_capacity"]
 
 
 #: the cost is summed per block of this many consecutive node ids (the core's COST_BLOCK_SHIFT)
@@ -68,10 +68,17 @@ def random_solution(problem: Problem, rng: SplitMix64) -> Any:
     order = shuffled_nodes(problem, rng)
     if not problem.has_depot:   # one tour, as the core's sol_random_init
         return order
+    return cut_by_capacity(problem, order)
+
+
+def cut_by_capacity(problem: Problem, order: list[int]) -> list[list[int]]:
+    """The customers in `order` cut greedily into routes: a new route starts when the next
+    customer does not fit (the core's sol_random_init does the same)."""
     routes: list[list[int]] = []
+    demands = problem.demands.tolist()
     load = 0
     for c in order:
-        q = int(problem.demands[c])
+        q = int(demands[c])
         if not routes or load + q > problem.capacity:
             routes.append([])
             load = 0
