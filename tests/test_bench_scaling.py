@@ -26,6 +26,7 @@ def test_scaling_rows_for_each_problem_and_size(tmp_path, capsys):
     assert [(r["problem"], r["n"], r["status"]) for r in rows] == [("tsp", 50, "ok"), ("cvrp", 50, "ok")]
     for r in rows:
         assert r["iterations"] > 0 and 0 < r["median_iteration_ms"] and 0 < r["mean_iteration_ms"]
+        assert 0 < r["first_iteration_s"] <= r["loop_s"]
         assert r["solve_s"] >= 0.2 and r["loop_s"] <= r["solve_s"] and r["generate_s"] >= 0 and r["core_s"] >= 0
         assert r["peak_rss_mb"] >= r["rss_after_core_mb"] >= r["rss_after_generate_mb"] > 10
     table = (out / "scaling.md").read_text()

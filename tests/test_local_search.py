@@ -166,6 +166,22 @@ def test_touched_empty_changes_nothing():
     assert local_search_py(problem.core, x, []) == x
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_deadline_stops_the_search_and_leaves_a_feasible_solution(kind):
+    problem = make_problem(kind, 40, 5, 15)
+    x = random_solution(problem, SplitMix64(5))
+    full = local_search_py(problem.core, x)
+    assert full != x
+    assert local_search_py(problem.core, x, seconds=-1.0) == x      # past: no move at all
+    assert local_search_py(problem.core, x, seconds=60.0) == full   # not reached: the same moves
+    big = glns.datasets.generate(kind, 5000, 2)
+    y = random_solution(big, SplitMix64(2))
+    z, cost = local_search_py(big.core, y, return_cost=True, seconds=0.005)
+    big.check(z)
+    assert cost == big.cost(z) < big.cost(y)
+    assert cost > big.cost(local_search_py(big.core, y))          # stopped long before the end
+
+
 def test_registry_gives_every_repair_the_local_search_setting():
     """local_search is a named setting common to every repair operator, after its own
     parameters in Operator.params (no fixed slot), and becomes the bound operator's flag."""

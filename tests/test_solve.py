@@ -177,6 +177,19 @@ def test_time_limit_stops_in_time():
     p.check(res.solution)
 
 
+def test_time_limit_reaches_into_a_long_first_iteration():
+    """From the paper's random start, the first iteration's local search on 20,000 cities is a
+    descent over the whole tour (about 2 s here); the time limit stops it, not the iteration's
+    end. (The default start on this size is the space-filling one, where it is short.)"""
+    p = glns.datasets.generate("tsp", 20000, 0)
+    p.core
+    res = solve(p, time_limit=0.05, params=glns.SolveParams(initial="random"))
+    assert res.iterations >= 1
+    assert res.runtime < 0.5
+    p.check(res.solution)
+    assert res.cost == p.cost(res.solution)
+
+
 def test_time_limit_with_python_operators():
     from glns.operators.seeds import tsp as seeds
 

@@ -297,6 +297,8 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
     cdef bint adaptive = settings.adaptive
 
     cdef double t_start = now()
+    # the time limit reaches into an iteration: the local search stops at it (_local_search)
+    cdef double deadline = t_start + time_limit if time_limit > 0 else 0.0
     cdef double T, T0, T_end, alpha
     cdef bint time_schedule = False
     # Initial solution (docs/method.md), or a warm start given by the caller.
@@ -382,7 +384,7 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
                 repair_called = True
                 if R.native[r].repair != NULL:
                     t_op = now()
-                    run_repair(&R.native[r], &run.cand, c, run.removed, n_removed, &rng)
+                    run_repair(&R.native[r], &run.cand, c, run.removed, n_removed, &rng, deadline)
                     R.seconds[r] += now() - t_op
                 else:
                     with gil:

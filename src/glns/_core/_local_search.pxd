@@ -7,4 +7,10 @@ cdef enum:
     # or the quadrant candidates on a tour from coordinates).
     LS_NEIGHBOURS = NEAR_COLUMNS
 
-cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touched) except -1 nogil
+cdef enum:
+    # The search reads the clock every LS_CLOCK_EVERY nodes it takes from its queue (when it
+    # has a deadline): often enough to stop within about a millisecond of it.
+    LS_CLOCK_EVERY = 64
+
+cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touched,
+                      double deadline) except -1 nogil

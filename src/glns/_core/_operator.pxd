@@ -61,11 +61,12 @@ cdef inline int run_destroy(const NativeOp *op, Sol *s, const Inst *inst, int k,
 
 
 cdef inline int run_repair(const NativeOp *op, Sol *s, const Inst *inst, const int *removed,
-                           int n_removed, uint64_t *rng) except -1 nogil:
-    """Insert the removed nodes into the partial solution s (in place) and update its cost."""
+                           int n_removed, uint64_t *rng, double deadline) except -1 nogil:
+    """Insert the removed nodes into the partial solution s (in place) and update its cost.
+    deadline: when the local search stops (a _clock.now() time; 0: none)."""
     op.repair(op.params, s, inst, removed, n_removed, rng)
     s.cost = sol_cost(s, inst)
     # the local search starts from s.cost and leaves the recomputed cost of its result there
     if op.local_search:
-        local_search(s, inst, removed, n_removed)
+        local_search(s, inst, removed, n_removed, deadline)
     return 0
