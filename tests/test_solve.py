@@ -179,13 +179,15 @@ def test_time_limit_stops_in_time():
 
 def test_time_limit_reaches_into_a_long_first_iteration():
     """From the paper's random start, the first iteration's local search on 20,000 cities is a
-    descent over the whole tour (about 2 s here); the time limit stops it, not the iteration's
-    end. (The default start on this size is the space-filling one, where it is short.)"""
+    descent over the whole tour (1.9 s here before the deadline existed); the time limit stops
+    it, not the iteration's end. (The default start on this size is the space-filling one,
+    where it is short.) The limit leaves room for the set-up before the first iteration (the
+    temperature's reference construction, about 0.05 s here)."""
     p = glns.datasets.generate("tsp", 20000, 0)
     p.core
-    res = solve(p, time_limit=0.05, params=glns.SolveParams(initial="random"))
+    res = solve(p, time_limit=0.3, params=glns.SolveParams(initial="random"))
     assert res.iterations >= 1
-    assert res.runtime < 0.5
+    assert res.runtime < 0.8
     p.check(res.solution)
     assert res.cost == p.cost(res.solution)
 

@@ -621,8 +621,6 @@ def local_search_py(CoreInstance inst not None, routes, touched=None, bint retur
     solution, or (solution, the cost the search left in Sol.cost) when return_cost.
     """
     cdef double deadline = 0.0
-    if seconds is not None:
-        deadline = max(now() + float(seconds), 1e-9)     # > 0: a deadline, even a past one
     cdef Solution sol = Solution(inst)
     sol.load(routes)
     cdef int m = -1
@@ -635,6 +633,8 @@ def local_search_py(CoreInstance inst not None, routes, touched=None, bint retur
     try:
         for t in range(max(m, 0)):
             buf[t] = touched[t]
+        if seconds is not None:     # from now, after the set-up; > 0 even when already past
+            deadline = max(now() + float(seconds), 1e-9)
         local_search(&sol.s, &inst.c, buf, m, deadline)
     finally:
         free(buf)
