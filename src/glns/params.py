@@ -14,7 +14,7 @@ __all__ = ["FixedTemperature", "AutoTemperature", "SolveParams",
 SIGMA_PAPER = (1.5, 1.2, 0.8, 0.1)
 SIGMA_FLAT = (1.0, 1.0, 1.0, 0.1)
 SIGMA_AGGRESSIVE = (10.0, 5.0, 2.0, 0.0)
-#: values of SolveParams.views and SolveParams.compile
+#: values of SolveParams.views, SolveParams.compile and SolveParams.initial
 VIEW_SETTINGS = ("auto", "numpy", "python")
 COMPILE_SETTINGS = ("auto", "wait", "cached", "off")
 INITIAL_SETTINGS = ("auto", "random", "space_filling")
