@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from glns._core._settings import AutoSchedule, FixedSchedule, RunSettings
+from glns.problems.space_filling import INITIAL_SETTINGS
 
 __all__ = ["FixedTemperature", "AutoTemperature", "SolveParams",
            "SIGMA_PAPER", "SIGMA_FLAT", "SIGMA_AGGRESSIVE"]
@@ -14,10 +15,9 @@ __all__ = ["FixedTemperature", "AutoTemperature", "SolveParams",
 SIGMA_PAPER = (1.5, 1.2, 0.8, 0.1)
 SIGMA_FLAT = (1.0, 1.0, 1.0, 0.1)
 SIGMA_AGGRESSIVE = (10.0, 5.0, 2.0, 0.0)
-#: values of SolveParams.views, SolveParams.compile and SolveParams.initial
+#: values of SolveParams.views and SolveParams.compile
 VIEW_SETTINGS = ("auto", "numpy", "python")
 COMPILE_SETTINGS = ("auto", "wait", "cached", "off")
-INITIAL_SETTINGS = ("auto", "random", "space_filling")
 
 
 @dataclass(frozen=True)

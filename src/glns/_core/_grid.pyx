@@ -238,6 +238,7 @@ def coordinate_neighbours(coords, int first, int max_neighbours, bint nint) -> n
                     R = _grow(&g, q, cx, cy, r, &cand, &cap, &count)
                     if R == INFINITY or (count >= K and R > 0):
                         _select(cand, count, K)     # the K nearest so far go first
+                        count = K                   # the rest come after them: never needed
                         if R == INFINITY or cand[K - 1].key < R:
                             break
                     r += 1

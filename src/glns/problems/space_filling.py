@@ -17,9 +17,12 @@ import numpy as np
 from glns.problems.base import Problem
 from glns.problems.solutions import cut_by_capacity
 
-__all__ = ["SPACE_FILLING_FROM", "HILBERT_ORDER", "hilbert_keys", "curve_order",
+__all__ = ["INITIAL_SETTINGS", "SPACE_FILLING_FROM", "HILBERT_ORDER", "hilbert_keys", "curve_order",
            "space_filling_solution", "start_solution"]
 
+#: the values of SolveParams.initial: "auto" (space-filling from SPACE_FILLING_FROM customers on
+#: when the instance has coordinates, else random), "random" (the paper's), "space_filling"
+INITIAL_SETTINGS = ("auto", "random", "space_filling")
 #: customers from which "auto" starts on the curve. There a random start's first local search
 #: costs a tenth of a second or more (10,000 cities: 0.6 s; 30,000: 5 s); below it the random
 #: start costs little and the paper tables (n <= 200) keep the paper's start.
@@ -32,8 +35,8 @@ def hilbert_keys(ix: np.ndarray, iy: np.ndarray, order: int = HILBERT_ORDER) -> 
     """The index along a Hilbert curve of each cell (ix, iy) of a 2**order x 2**order grid
     (integers in [0, 2**order)); consecutive indices are cells that share a side."""
     side = 1 << order
-    x = np.asarray(ix, dtype=np.int64).copy()
-    y = np.asarray(iy, dtype=np.int64).copy()
+    x = np.asarray(ix, dtype=np.int64)      # rebound below, never written in place
+    y = np.asarray(iy, dtype=np.int64)
     if x.shape != y.shape or (x.size and (min(x.min(), y.min()) < 0 or max(x.max(), y.max()) >= side)):
         raise ValueError(f"cells must be two equal-shaped arrays of integers in [0, {side})")
     key = np.zeros_like(x)
@@ -43,10 +46,11 @@ def hilbert_keys(ix: np.ndarray, iy: np.ndarray, order: int = HILBERT_ORDER) -> 
         ry = (y & s) > 0
         key += s * s * ((3 * rx.astype(np.int64)) ^ ry.astype(np.int64))
         # rotate the quadrant so that the curve inside it runs the standard way
-        flip = ~ry & rx
+        turn = ~ry
+        flip = turn & rx
         x = np.where(flip, side - 1 - x, x)
         y = np.where(flip, side - 1 - y, y)
-        x, y = np.where(~ry, y, x), np.where(~ry, x, y)
+        x, y = np.where(turn, y, x), np.where(turn, x, y)
         s >>= 1
     return key
 
@@ -80,8 +84,8 @@ def space_filling_solution(problem: Problem) -> Any:
 def start_solution(problem: Problem, initial: str) -> Any:
     """The solution a run starts from under ``SolveParams.initial``, or None for the random
     start (the core draws it from the run's stream)."""
-    if initial not in ("auto", "random", "space_filling"):
-        raise ValueError(f"initial must be 'auto', 'random' or 'space_filling', got {initial!r}")
+    if initial not in INITIAL_SETTINGS:
+        raise ValueError(f"initial must be one of {INITIAL_SETTINGS}, got {initial!r}")
     if initial == "space_filling" or (
             initial == "auto" and problem.coords is not None and problem.n_customers >= SPACE_FILLING_FROM):
         return space_filling_solution(problem)
