@@ -10,7 +10,7 @@ import pytest
 
 import glns
 from glns.operators.seeds import BY_PROBLEM
-from glns.params import AutoTemperature, FixedTemperature, SIGMA_AGGRESSIVE, SIGMA_FLAT
+from glns.params import AutoTemperature, FixedTemperature, Restart, SIGMA_AGGRESSIVE, SIGMA_FLAT
 from glns.reference import reference_alns
 
 from conftest import make_tsp, make_vrp
@@ -29,6 +29,11 @@ PARAMS = {
     "per-node-scaled": glns.SolveParams(temperature=AutoTemperature(reference_nodes=5),
                                         large_destroy=(10, 3)),
     "space-filling": glns.SolveParams(initial="space_filling"),
+    # restarts every few iterations without a new best (the default's stall of a fifth of
+    # 150 iterations rarely comes on these small instances)
+    "restart-often": glns.SolveParams(restart=Restart(stall=0.04, temperature=0.3)),
+    "restart-cold": glns.SolveParams(restart=Restart(stall=0.06, temperature=0.0)),
+    "restart-fixed": glns.SolveParams.paper(restart=Restart(stall=0.05, temperature=0.5)),
 }
 
 
@@ -57,6 +62,9 @@ def test_native_loop_replays_reference_loop(kind, preset):
         np.testing.assert_array_equal([s.outcomes for s in stats], outcomes)
         assert [s.calls for s in stats] == outcomes.sum(axis=1).tolist()
     np.testing.assert_array_equal(native.synergy, ref["synergy"])
+    assert native.restarts == ref["restarts"]
+    if preset.startswith("restart"):
+        assert native.restarts >= 1
     # the run really moved (the comparison is not between two idle loops)
     assert native.best_curve[-1] < native.current_curve[0] or native.best_curve[0] == native.best_curve[-1]
     assert sum(s.outcomes[0] for s in native.destroy_stats) >= 1

@@ -85,6 +85,13 @@ def test_glns_curve_is_the_best_so_far_at_each_improvement():
     # between two kept points the best did not change
     for a, b in zip(it[:-1], it[1:]):
         assert np.all(res.best_curve[a - 1:b - 1] == res.best_curve[a - 1])
+    assert curve["restarts"] == res.restarts
+
+
+def test_glns_curve_records_the_restarts():
+    params = glns.SolveParams(restart=glns.Restart(stall=0.02))
+    res = glns.solve(datasets.generate_cvrp(30, 1), iterations=500, seed=3, params=params)
+    assert res.restarts >= 1 and glns_curve(res)["restarts"] == res.restarts
 
 
 def _run(group, solver, cost, ref, seconds=1.0, solution=None, problem="cvrp", instance="i"):

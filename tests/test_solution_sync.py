@@ -67,6 +67,16 @@ def test_on_demand_distances_and_many_routes(checked_sync, kind):
     _check_result(problem, result)
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_restarts_keep_the_twins_equal(checked_sync, kind):
+    # 450 nodes: the default portfolio of a large tour (granular repairs, lazy positions)
+    problem = make_problem(kind, 450, 6, capacity=30)
+    params = glns.SolveParams(restart=glns.Restart(stall=0.01, temperature=0.5))
+    result = glns.solve(problem, iterations=1500, seed=6, params=params)
+    _check_result(problem, result)
+    assert result.restarts >= 3
+
+
 def test_the_default_portfolio_from_a_warm_start(checked_sync):
     problem = make_problem("cvrp", 120, 8, capacity=20)
     first = glns.solve(problem, iterations=300, seed=1)

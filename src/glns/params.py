@@ -9,7 +9,7 @@ from typing import Any, Union
 from glns._core._settings import AutoSchedule, FixedSchedule, RunSettings
 from glns.problems.space_filling import INITIAL_SETTINGS
 
-__all__ = ["FixedTemperature", "AutoTemperature", "SolveParams",
+__all__ = ["FixedTemperature", "AutoTemperature", "Restart", "SolveParams",
            "SIGMA_PAPER", "SIGMA_FLAT", "SIGMA_AGGRESSIVE"]
 
 SIGMA_PAPER = (1.5, 1.2, 0.8, 0.1)
@@ -79,6 +79,28 @@ Temperature = Union[FixedTemperature, AutoTemperature]
 
 
 @dataclass(frozen=True)
+class Restart:
+    """Restart from the best solution when the search stalls.
+
+    When no new best solution has been found for `stall` of the budget (a fraction of the
+    iterations, or of the time limit when only a time limit is given) since the last new best
+    or the last restart, the current solution becomes the best one again and the temperature
+    is set to `temperature` times the start temperature, from where it cools to the schedule's
+    end temperature at the end of the budget (FixedTemperature: it goes on cooling by alpha).
+    Without an iteration or time budget (only no_improvement) there are no restarts.
+    """
+
+    stall: float = 0.2
+    temperature: float = 0.1
+
+    def __post_init__(self) -> None:
+        if not 0 < self.stall <= 1:
+            raise ValueError(f"stall must be in (0, 1], got {self.stall}")
+        if not (self.temperature >= 0 and math.isfinite(self.temperature)):
+            raise ValueError(f"temperature must be finite and >= 0, got {self.temperature}")
+
+
+@dataclass(frozen=True)
 class SolveParams:
     """Parameters of the adaptive LNS loop.
 
@@ -93,6 +115,8 @@ class SolveParams:
     scores: (sigma1, sigma2, sigma3, sigma4) for new best, better, accepted, rejected/failed.
     temperature: FixedTemperature (paper) or AutoTemperature (default, scale-aware).
     adaptive: False selects operators uniformly ("no adaptive weights" ablation).
+    restart: Restart (default) or None: continue from the best solution, cooler, when the run
+        has found no new best for a fifth of its budget (docs/method.md, "Restarts").
     op_timeout: seconds a Python operator call may take; a call past it fails (σ4) and the run
         goes on. Default 60: generous (the slowest plain-Python library operator, regret-2,
         takes about 23 s a call on n=1000 with the paper's preset; typical operators well
@@ -118,6 +142,7 @@ class SolveParams:
     scores: tuple[float, float, float, float] = SIGMA_PAPER
     temperature: Temperature = field(default_factory=AutoTemperature)
     adaptive: bool = True
+    restart: Restart | None = field(default_factory=Restart)
     op_timeout: float | None = 60.0
     views: str = "auto"
     compile: str = "auto"
@@ -147,14 +172,16 @@ class SolveParams:
             raise ValueError(f"compile must be one of {COMPILE_SETTINGS}, got {self.compile!r}")
         if not isinstance(self.temperature, (FixedTemperature, AutoTemperature)):
             raise ValueError(f"temperature must be FixedTemperature or AutoTemperature, got {self.temperature!r}")
+        if self.restart is not None and not isinstance(self.restart, Restart):
+            raise ValueError(f"restart must be Restart or None, got {self.restart!r}")
 
     @classmethod
     def paper(cls, **changes: Any) -> "SolveParams":
         """The paper's preset: epsilon 0.2, lambda 0.5, sigma (1.5, 1.2, 0.8, 0.1), T0 100, alpha
-        0.97, the random start."""
+        0.97, the random start, no restarts."""
         base = dict(temperature=FixedTemperature(100.0, 0.97), scores=SIGMA_PAPER,
                     destroy_fraction=0.2, max_destroy=None, large_destroy=None, decay=0.5,
-                    adaptive=True, initial="random")
+                    adaptive=True, initial="random", restart=None)
         base.update(changes)
         return cls(**base)
 
@@ -178,4 +205,6 @@ class SolveParams:
                            scores=tuple(float(s) for s in self.scores),
                            temperature=self.temperature.to_core(n_customers), adaptive=self.adaptive,
                            iterations=iterations, time_limit=time_limit,
-                           no_improvement=no_improvement)
+                           no_improvement=no_improvement,
+                           restart_stall=self.restart.stall if self.restart else 0.0,
+                           restart_temperature=self.restart.temperature if self.restart else 0.0)

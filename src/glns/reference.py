@@ -101,14 +101,25 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
     best, best_cost = copy.deepcopy(cur), cur_cost
     temp = params.temperature
     if isinstance(temp, FixedTemperature):
-        T, alpha = temp.t0, temp.alpha
+        T, alpha, T_end = temp.t0, temp.alpha, None
     else:
         scale = reference_cost(problem, seed ^ _REFERENCE_SEED_XOR)
         T = -temp.to_core(problem.n_customers).worse * scale / math.log(temp.accept)
         alpha = temp.end_ratio ** (1.0 / iterations) if T > 0 and iterations > 0 else 1.0
+        T_end = T * temp.end_ratio
     t0 = T
+    stall = max(1, int(params.restart.stall * iterations)) if params.restart and iterations > 0 else None
+    since_anchor = restarts = 0
     best_curve, cur_curve = [], []
-    for _ in range(iterations):
+    for it in range(iterations):
+        if stall is not None and since_anchor >= stall:
+            # a restart: back to the best solution, at a fraction of the start temperature
+            cur, cur_cost = copy.deepcopy(best), best_cost
+            restarts += 1
+            since_anchor = 0
+            T = t0 * params.restart.temperature
+            if T_end is not None and T > 0:
+                alpha = (T_end / T) ** (1.0 / (iterations - it))
         d = _roulette(wd, params.adaptive, rng)
         r = _roulette(wr, params.adaptive, rng)
         k = k_min + rng.randrange(k_max - k_min + 1) if k_max > k_min else k_min
@@ -135,6 +146,7 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
         out_d[d][s] += 1
         out_r[r][s] += 1
         synergy[d, r] += sigma[s]
+        since_anchor = 0 if s == 0 else since_anchor + 1
         T *= alpha
         best_curve.append(best_cost)
         cur_curve.append(cur_cost)
@@ -144,5 +156,5 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
         "repair_weights": np.array(wr), "destroy_fitness": np.array(fd),
         "repair_fitness": np.array(fr), "destroy_outcomes": np.array(out_d).reshape(nd, 4),
         "repair_outcomes": np.array(out_r).reshape(nr, 4), "synergy": synergy,
-        "initial_temperature": t0,
+        "initial_temperature": t0, "restarts": restarts,
     }

@@ -43,6 +43,7 @@ class Result:
     solution: best solution in the operator format (TSP: list of cities; VRP: list of routes).
     cost: its objective. best_curve / current_curve: cost after each iteration.
     iteration_seconds: wall time of each iteration. synergy: S[d, r] (docs/method.md).
+    restarts: how often the run went back to its best solution after a stall (SolveParams.restart).
     """
 
     problem_kind: str
@@ -58,6 +59,7 @@ class Result:
     repair_stats: tuple[OperatorStats, ...]
     synergy: np.ndarray
     initial_temperature: float
+    restarts: int = 0
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property

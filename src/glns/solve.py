@@ -149,4 +149,5 @@ def _result(problem: Problem, run: RunResult, destroy_ops: list, repair_ops: lis
         destroy_stats=_stats(destroy_ops, run.destroy, bound_d),
         repair_stats=_stats(repair_ops, run.repair, bound_r),
         synergy=run.synergy, initial_temperature=run.initial_temperature,
+        restarts=run.restarts,
     )

@@ -1,5 +1,6 @@
 # The adaptive LNS loop (docs/method.md): roulette-wheel operator choice, simulated annealing,
-# sigma outcome classes, lambda weight update, fitness F, synergy S, per-iteration cooling.
+# sigma outcome classes, lambda weight update, fitness F, synergy S, per-iteration cooling,
+# restarts from the best solution when the search stalls.
 #
 # Native operators run with the GIL released; the GIL is taken only around Python operators.
 # Python operators get fresh Python lists and return output that is checked (sol_load) before
@@ -300,7 +301,7 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
     # the time limit reaches into an iteration: the local search stops at it (_local_search)
     cdef double deadline = t_start + time_limit if time_limit > 0 else 0.0
     cdef double T, T0, T_end, alpha
-    cdef bint time_schedule = False
+    cdef bint time_schedule = False, iteration_schedule = False
     # Initial solution (docs/method.md), or a warm start given by the caller.
     cdef int unused = 0
     if initial is None:
@@ -333,10 +334,27 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
         T_end = T0 * auto.end_ratio
         if max_iter > 0:
             alpha = pow(auto.end_ratio, 1.0 / max_iter) if T0 > 0 else 1.0
+            iteration_schedule = True
         else:
             alpha = 1.0
             time_schedule = time_limit > 0
     T = T0
+    # the time schedule runs from T_a at t_a (T0 at 0, or a restart's temperature and time)
+    cdef double T_a = T0, t_a = 0.0
+
+    # Restarts (glns.params.Restart): after stall_iters iterations (an iteration budget) or
+    # stall_seconds (a time budget only) without a new best since the last one or the last
+    # restart, the current solution becomes the best one, at restart_ratio * T0.
+    cdef double restart_ratio = settings.restart_temperature
+    cdef int64_t stall_iters = -1
+    cdef double stall_seconds = -1.0
+    if settings.restart_stall > 0:
+        if max_iter > 0:
+            stall_iters = max(1, <int64_t>(settings.restart_stall * max_iter))
+        elif time_limit > 0:
+            stall_seconds = settings.restart_stall * time_limit
+    cdef int64_t since_anchor = 0, restarts = 0
+    cdef double t_anchor = 0.0
 
     cdef int64_t it = 0, since_best = 0
     cdef int d, r, sigma, k, n_removed
@@ -356,8 +374,21 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
                 break
             if max_no_improve >= 0 and since_best >= max_no_improve:
                 break
+            if ((stall_iters > 0 and since_anchor >= stall_iters)
+                    or (stall_seconds > 0 and elapsed - t_anchor >= stall_seconds)):
+                sol_copy(&run.cur, &run.best, c)
+                sol_copy(&run.cand, &run.cur, c)
+                sol_unmark(&run.cur)
+                restarts += 1
+                since_anchor = 0
+                t_anchor = elapsed
+                T = T0 * restart_ratio
+                T_a = T
+                t_a = elapsed
+                if iteration_schedule and T > 0:
+                    alpha = pow(T_end / T, 1.0 / (max_iter - it))
             if time_schedule:
-                T = T0 * pow(T_end / T0, elapsed / time_limit) if T0 > 0 else 0.0
+                T = T_a * pow(T_end / T_a, (elapsed - t_a) / (time_limit - t_a)) if T_a > 0 else 0.0
 
             d = roulette(D.weight, nd, adaptive, &rng)
             r = roulette(R.weight, nr, adaptive, &rng)
@@ -427,8 +458,11 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
                 S[d, r] += sig[sigma]
             if sigma == 0:
                 since_best = 0
+                since_anchor = 0
+                t_anchor = elapsed
             else:
                 since_best += 1
+                since_anchor += 1
             if not time_schedule:
                 T *= alpha
             it += 1
@@ -444,5 +478,5 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
         best=sol_to_py(&run.best, c), best_cost=run.best.cost, iterations=it, runtime=total,
         best_curve=grow_to_numpy(&run.best_curve), current_curve=grow_to_numpy(&run.cur_curve),
         iteration_seconds=grow_to_numpy(&run.iter_time), destroy=D.record(), repair=R.record(),
-        synergy=synergy, initial_temperature=T0,
+        synergy=synergy, initial_temperature=T0, restarts=restarts,
     )

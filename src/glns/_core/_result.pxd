@@ -24,3 +24,4 @@ cdef class RunResult:
     cdef readonly OperatorRecord repair
     cdef readonly object synergy
     cdef readonly double initial_temperature
+    cdef readonly int64_t restarts

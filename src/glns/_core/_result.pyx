@@ -23,11 +23,13 @@ cdef class OperatorRecord:
 
 cdef class RunResult:
     """Best solution and its cost, iterations and wall time, the cost curves and the time of
-    each iteration, per-operator records, the synergy matrix S[d, r] and the start temperature."""
+    each iteration, per-operator records, the synergy matrix S[d, r], the start temperature and
+    the number of restarts."""
 
     def __init__(self, *, best, double best_cost, int64_t iterations, double runtime, best_curve,
                  current_curve, iteration_seconds, OperatorRecord destroy not None,
-                 OperatorRecord repair not None, synergy, double initial_temperature):
+                 OperatorRecord repair not None, synergy, double initial_temperature,
+                 int64_t restarts=0):
         self.best = best
         self.best_cost = best_cost
         self.iterations = iterations
@@ -39,6 +41,7 @@ cdef class RunResult:
         self.repair = repair
         self.synergy = synergy
         self.initial_temperature = initial_temperature
+        self.restarts = restarts
 
     def __repr__(self) -> str:
         return (f"RunResult(best_cost={self.best_cost!r}, iterations={self.iterations}, "

@@ -24,3 +24,5 @@ cdef class RunSettings:
     cdef int64_t max_iterations         # -1: no iteration limit
     cdef double max_seconds             # <= 0: no time limit
     cdef int64_t max_no_improvement     # -1: no limit on iterations without a new best
+    cdef readonly double restart_stall  # <= 0: no restarts; else the stall, a fraction of the budget
+    cdef readonly double restart_temperature   # the temperature after a restart, times the start's

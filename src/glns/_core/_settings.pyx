@@ -34,7 +34,8 @@ cdef class RunSettings:
     stop budgets (None: not used; at least one is required). See glns.params.SolveParams."""
 
     def __init__(self, *, int k_min, int k_max, double decay, scores, temperature, bint adaptive,
-                 iterations, time_limit, no_improvement):
+                 iterations, time_limit, no_improvement, double restart_stall=0.0,
+                 double restart_temperature=0.0):
         if k_min < 1 or k_max < k_min:
             raise ValueError(f"invalid destroy range {k_min}..{k_max}")
         scores = tuple(float(s) for s in scores)
@@ -59,6 +60,10 @@ cdef class RunSettings:
         self.max_iterations = -1 if iterations is None else iterations
         self.max_seconds = -1.0 if time_limit is None else time_limit
         self.max_no_improvement = -1 if no_improvement is None else no_improvement
+        if restart_stall > 1 or restart_temperature < 0:
+            raise ValueError(f"invalid restart ({restart_stall}, {restart_temperature})")
+        self.restart_stall = restart_stall
+        self.restart_temperature = restart_temperature
 
     @property
     def scores(self) -> tuple:
@@ -81,4 +86,5 @@ cdef class RunSettings:
         return (f"RunSettings(k_min={self.k_min}, k_max={self.k_max}, decay={self.decay!r}, "
                 f"scores={self.scores!r}, temperature={self.temperature!r}, "
                 f"adaptive={bool(self.adaptive)}, iterations={self.iterations!r}, "
-                f"time_limit={self.time_limit!r}, no_improvement={self.no_improvement!r})")
+                f"time_limit={self.time_limit!r}, no_improvement={self.no_improvement!r}, "
+                f"restart_stall={self.restart_stall!r}, restart_temperature={self.restart_temperature!r})")

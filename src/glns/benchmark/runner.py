@@ -106,15 +106,16 @@ class Settings:
 
 def glns_curve(result: Result) -> dict[str, list]:
     """Best-so-far at each improvement of a glns run (and its last iteration): iteration
-    (1-based), seconds since the loop started, cost."""
+    (1-based), seconds since the loop started, cost; and the run's number of restarts."""
     best = np.asarray(result.best_curve, dtype=np.float64)
     if best.size == 0:
-        return {"iteration": [], "seconds": [], "cost": []}
+        return {"iteration": [], "seconds": [], "cost": [], "restarts": result.restarts}
     seconds = np.cumsum(result.iteration_seconds)
     keep = np.flatnonzero(np.r_[True, best[1:] < best[:-1]])
     if keep[-1] != best.size - 1:
         keep = np.r_[keep, best.size - 1]
-    return {"iteration": (keep + 1).tolist(), "seconds": seconds[keep].tolist(), "cost": best[keep].tolist()}
+    return {"iteration": (keep + 1).tolist(), "seconds": seconds[keep].tolist(), "cost": best[keep].tolist(),
+            "restarts": result.restarts}
 
 
 def operator_stats(result: Result) -> dict[str, Any]:
