@@ -108,7 +108,7 @@ def test_the_loop_returns_a_typed_result():
     # glns.solve builds its Result from the same run
     res = glns.solve(problem, "random_removal", "greedy_insertion", iterations=20, seed=3,
                      params=SolveParams(destroy_fraction=(2 / 15, 5 / 15), max_destroy=None,
-                                        temperature=FixedTemperature(100.0, 0.97)))
+                                        temperature=FixedTemperature(100.0, 0.97), restart=None))
     assert res.cost == run.best_cost and np.array_equal(res.best_curve, run.best_curve)
 
 
