@@ -92,16 +92,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     names = [loc.rsplit("/", 1)[-1].split(".")[0] for loc in group.locators]
     refs = dict(zip(names, group.references))
+    group_files = list(zip(group.locators, names, group.instances))
     if args.files:
         missing = sorted(set(args.files) - set(names))
         if missing:
             print(f"restarts: no such X file: {', '.join(missing)}", file=sys.stderr)
             return 2
-        keep = [i for i, name in enumerate(names) if name in args.files]
-        names = [names[i] for i in keep]
-        group_files = [(group.locators[i], names[j], group.instances[i]) for j, i in enumerate(keep)]
-    else:
-        group_files = list(zip(group.locators, names, group.instances))
+        group_files = [f for f in group_files if f[1] in args.files]
+        names = [f[1] for f in group_files]
     jobs = []
     for loc, name, problem in group_files:
         budget = problem.n_customers * 2.4 * args.fraction
