@@ -59,8 +59,17 @@ def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024   # Linux: kB
 
 
-def measure(problem: str, n: int, seconds: float, seed: int) -> dict[str, Any]:
-    """One size, in this process: the figures of the module docstring (peak RSS aside)."""
+def fixed_removals(k: int) -> Any:
+    """SolveParams that remove exactly k nodes every iteration at every n >= k (the default
+    draws k from 20-60 % of n, at most 60; on VRPs at most 30 from 400 customers on)."""
+    import glns
+    return glns.SolveParams(destroy_fraction=1.0, max_destroy=k, large_destroy=None,
+                            large_tour=glns.LargeTour(max_destroy=k))
+
+
+def measure(problem: str, n: int, seconds: float, seed: int, removals: int = 0) -> dict[str, Any]:
+    """One size, in this process: the figures of the module docstring (peak RSS aside);
+    removals > 0: exactly that many nodes removed per iteration (:func:`fixed_removals`)."""
     import numpy as np
 
     import glns
@@ -75,7 +84,8 @@ def measure(problem: str, n: int, seconds: float, seed: int) -> dict[str, Any]:
         instance.core
         t2 = time.perf_counter()
         row.update(core_s=t2 - t1, rss_after_core_mb=_rss_mb(), phase="solve")
-        result = glns.solve(instance, time_limit=seconds, seed=seed)
+        params = fixed_removals(removals) if removals else None
+        result = glns.solve(instance, time_limit=seconds, seed=seed, params=params)
         t3 = time.perf_counter()
     except MemoryError as exc:
         return {**row, "status": "memory", "error": f"MemoryError in {row['phase']}: {exc}"}
@@ -90,12 +100,13 @@ def measure(problem: str, n: int, seconds: float, seed: int) -> dict[str, Any]:
             "solve_s": t3 - t2, "loop_s": loop, "overhead_s": t3 - t2 - loop, "cost": float(result.cost)}
 
 
-def child_main(problem: str, n: int, seconds: float, seed: int, memory_gb: float | None, out: str) -> None:
+def child_main(problem: str, n: int, seconds: float, seed: int, memory_gb: float | None, out: str,
+               removals: int = 0) -> None:
     """The child's entry: limit the address space, measure, write the row as JSON to ``out``."""
     if memory_gb:
         limit = int(memory_gb * 2**30)
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    row = measure(problem, n, seconds, seed)
+    row = measure(problem, n, seconds, seed, removals)
     Path(out).write_text(json.dumps(row))
 
 
@@ -116,13 +127,13 @@ def exit_status(wait_status: int) -> tuple[str, str | None]:
 
 
 def run_child(problem: str, n: int, seconds: float, seed: int, memory_gb: float | None,
-              timeout: float) -> dict[str, Any]:
+              timeout: float, removals: int = 0) -> dict[str, Any]:
     """One size in a fresh ``python bench/scaling.py --child ...`` process: its row, with its
     peak RSS and status whatever became of it."""
     with tempfile.TemporaryDirectory(prefix="glns-scaling-") as tmp:
         out, log = Path(tmp) / "row.json", Path(tmp) / "stderr.txt"
         cmd = [sys.executable, str(Path(__file__).resolve()), "--child", problem, str(n), str(seconds),
-               str(seed), str(memory_gb or 0), str(out)]
+               str(seed), str(memory_gb or 0), str(out), str(removals)]
         with open(log, "w") as err:
             proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.monotonic() + timeout
@@ -178,20 +189,21 @@ def default_memory_gb() -> float:
 
 
 def run(problems: Sequence[str], sizes: Sequence[int], seconds: float, out: Path, seed: int = 0,
-        memory_gb: float | None = None, timeout: float | None = None) -> list[dict[str, Any]]:
+        memory_gb: float | None = None, timeout: float | None = None, removals: int = 0) -> list[dict[str, Any]]:
     """Every (problem, size), one child at a time; scaling.json and scaling.md in ``out``
-    rewritten after each."""
+    rewritten after each. removals > 0: that many nodes removed per iteration at every n."""
     from glns.benchmark.report import environment
 
     out.mkdir(parents=True, exist_ok=True)
     timeout = timeout if timeout is not None else 600 + 3 * seconds
     settings = {"problems": list(problems), "sizes": list(sizes), "seconds": seconds, "seed": seed,
-                "memory_gb": memory_gb, "timeout": timeout, "solver": "glns.solve default portfolio"}
+                "memory_gb": memory_gb, "timeout": timeout, "removals": removals or None,
+                "solver": "glns.solve default portfolio" + (f", {removals} removals per iteration" if removals else "")}
     document: dict[str, Any] = {"settings": settings, "environment": environment(), "rows": []}
     for problem in problems:
         for n in sizes:
             print(f"scaling: {problem} n = {n} ...", file=sys.stderr, flush=True)
-            document["rows"].append(run_child(problem, n, seconds, seed, memory_gb, timeout))
+            document["rows"].append(run_child(problem, n, seconds, seed, memory_gb, timeout, removals))
             (out / "scaling.json").write_text(json.dumps(document, indent=1) + "\n")
             (out / "scaling.md").write_text(markdown(document["rows"]))
     return document["rows"]
@@ -200,8 +212,8 @@ def run(problems: Sequence[str], sizes: Sequence[int], seconds: float, out: Path
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--child"]:
-        problem, n, seconds, seed, memory_gb, out = argv[1:]
-        child_main(problem, int(n), float(seconds), int(seed), float(memory_gb), out)
+        problem, n, seconds, seed, memory_gb, out, removals = argv[1:]
+        child_main(problem, int(n), float(seconds), int(seed), float(memory_gb), out, int(removals))
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--problems", nargs="+", choices=PROBLEMS, default=list(PROBLEMS))
@@ -212,9 +224,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--memory-gb", type=float, default=default_memory_gb(),
                     help="address-space limit of each child (default: 3/4 of the machine's memory; 0: none)")
     ap.add_argument("--timeout", type=float, help="kill a child after this many seconds (default 600 + 3 x --seconds)")
+    ap.add_argument("--removals", type=int, default=0,
+                    help="remove exactly this many nodes per iteration at every n (default: the default rules)")
     args = ap.parse_args(argv)
+    if args.removals < 0 or min(args.sizes) < args.removals:
+        ap.error(f"--removals must be between 0 and the smallest size, got {args.removals}")
     rows = run(args.problems, args.sizes, args.seconds, Path(args.out), args.seed, args.memory_gb or None,
-               args.timeout)
+               args.timeout, args.removals)
     print(markdown(rows), end="")
     print(f"\nfull results: {Path(args.out) / 'scaling.json'}")
     return 0

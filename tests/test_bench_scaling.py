@@ -35,6 +35,19 @@ def test_scaling_rows_for_each_problem_and_size(tmp_path, capsys):
     assert table in capsys.readouterr().out
 
 
+def test_fixed_removals_remove_that_many_at_every_size(tmp_path):
+    import glns
+    for n, tour in ((100, True), (500, True), (500, False), (20000, True)):
+        assert scaling.fixed_removals(30).destroy_range(n, tour) == (30, 30)
+    assert glns.SolveParams().destroy_range(100) != (30, 30)      # the default draws k
+    assert scaling.main(["--problems", "tsp", "--sizes", "40", "--seconds", "0.1", "--removals", "5",
+                         "--out", str(tmp_path)]) == 0
+    doc = json.loads((tmp_path / "scaling.json").read_text())
+    assert doc["settings"]["removals"] == 5 and doc["rows"][0]["status"] == "ok"
+    with pytest.raises(SystemExit):
+        scaling.main(["--sizes", "40", "--removals", "41", "--out", str(tmp_path)])
+
+
 def test_a_size_that_does_not_fit_is_a_row_not_a_crash(tmp_path):
     # five million cities: their neighbour table alone (2 GB) does not fit under 1 GB
     (row,) = scaling.run(["tsp"], [5 * 10**6], 0.2, tmp_path, memory_gb=1.0)

@@ -351,6 +351,33 @@ def test_auto_temperature_scales_with_the_instance(problem):
     assert res_big.initial_temperature == pytest.approx(1000.0 * res.initial_temperature, rel=1e-9)
 
 
+@pytest.mark.parametrize("kind, n, large", [("tsp", 400, True), ("tsp", 399, False), ("cvrp", 400, False)])
+def test_a_large_tour_removes_more_and_starts_hotter(kind, n, large):
+    # SolveParams.large_tour: from 400 cities on a TSP removes up to 60 per iteration (not
+    # large_destroy's 30) and starts twice as hot; a smaller tour and a VRP keep the other rules
+    problem = glns.datasets.generate(kind, n, 4)
+    default = solve(problem, iterations=1, seed=3)
+    plain = solve(problem, iterations=1, seed=3, params=SolveParams(large_tour=None))
+    assert default.initial_temperature == pytest.approx((2.0 if large else 1.0) * plain.initial_temperature,
+                                                       rel=1e-12)
+    tour = kind == "tsp"
+    assert SolveParams().destroy_range(n, tour) == ((60, 60) if large else SolveParams().destroy_range(n))
+    assert SolveParams(large_tour=None).destroy_range(n, tour) == SolveParams().destroy_range(n)
+    assert SolveParams.paper().destroy_range(n, tour) == SolveParams.paper().destroy_range(n)
+
+
+def test_large_tour_is_validated():
+    for bad in (dict(cities=0), dict(max_destroy=2.5), dict(hotter=0.0), dict(hotter=float("inf")),
+                dict(cities=True)):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            glns.LargeTour(**bad)
+    with pytest.raises(ValueError, match="large_tour"):
+        SolveParams(large_tour=(400, 2.0))
+    # a FixedTemperature is the same on every instance
+    fixed = SolveParams(temperature=FixedTemperature(3.0, 0.9))
+    assert fixed.temperature_schedule(1000, tour=True).t0 == 3.0
+
+
 def _scaled(problem, factor):
     kw = {"coords": problem.coords * factor}
     if problem.kind != "tsp":

@@ -21,6 +21,7 @@ from glns.exceptions import (
 from glns.params import (
     AutoTemperature as AutoTemperature,
     FixedTemperature as FixedTemperature,
+    LargeTour as LargeTour,
     Restart as Restart,
     SIGMA_AGGRESSIVE as SIGMA_AGGRESSIVE,
     SIGMA_FLAT as SIGMA_FLAT,
@@ -46,7 +47,7 @@ _LAZY_MODULES = frozenset({
 __all__ = [
     "AutoTemperature", "BatchError", "CVRP", "FixedTemperature", "GlnsError",
     "InfeasibleSolutionError",
-    "InvalidInstanceError", "MatrixTooLargeError", "OVRP", "OperatorError", "OperatorStats", "Problem", "Restart", "Result",
+    "InvalidInstanceError", "LargeTour", "MatrixTooLargeError", "OVRP", "OperatorError", "OperatorStats", "Problem", "Restart", "Result",
     "SIGMA_AGGRESSIVE", "SIGMA_FLAT", "SIGMA_PAPER", "SolveParams", "TSP", "read",
     "read_solution", "solve", "solve_many", "write_solution",
     # the subpackages (_LAZY_MODULES)

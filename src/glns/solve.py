@@ -104,7 +104,8 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
         raise TypeError(f"params must be SolveParams, got {type(params).__name__}")
     if iterations is None and time_limit is None and no_improvement is None:
         iterations = DEFAULT_ITERATIONS
-    settings = params.to_core(problem.n_customers, **stop_settings(iterations, time_limit, no_improvement))
+    settings = params.to_core(problem.n_customers, tour=not problem.has_depot,
+                               **stop_settings(iterations, time_limit, no_improvement))
     seed = check_seed(seed)
 
     destroy_ops, repair_ops = parse_arguments(destroy, repair, problem.kind,
