@@ -30,7 +30,8 @@ PARAMS = {
                                         large_destroy=(10, 3)),
     "space-filling": glns.SolveParams(initial="space_filling"),
     # the large-tour rule from 10 cities on (k up to 4, 3x hotter): on the TSP only
-    "large-tour": glns.SolveParams(large_destroy=(10, 2), large_tour=glns.LargeTour(cities=10, max_destroy=4, hotter=3.0)),
+    "large-tour": glns.SolveParams(large_destroy=(10, 2),
+                                   large_tour=glns.LargeTour(cities=10, max_destroy=4, hotter=3.0)),
     # restarts every few iterations without a new best (the default's stall of a fifth of
     # 150 iterations rarely comes on these small instances)
     "restart-often": glns.SolveParams(restart=Restart(stall=0.04, temperature=0.3)),

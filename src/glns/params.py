@@ -13,6 +13,9 @@ __all__ = ["FixedTemperature", "AutoTemperature", "Restart", "LargeTour", "Solve
            "SIGMA_PAPER", "SIGMA_FLAT", "SIGMA_AGGRESSIVE"]
 
 SIGMA_PAPER = (1.5, 1.2, 0.8, 0.1)
+#: a tour (TSP) counts as large from this many cities on: the default repairs turn granular
+#: there (glns.solve.LARGE_TOUR_NEIGHBOURS) and LargeTour's rules apply
+LARGE_TOUR_CITIES = 400
 SIGMA_FLAT = (1.0, 1.0, 1.0, 0.1)
 SIGMA_AGGRESSIVE = (10.0, 5.0, 2.0, 0.0)
 #: values of SolveParams.views and SolveParams.compile
@@ -114,7 +117,7 @@ class LargeTour:
     (docs/portfolio.md).
     """
 
-    cities: int = 400
+    cities: int = LARGE_TOUR_CITIES
     max_destroy: int = 60
     hotter: float = 2.0
 

@@ -92,7 +92,8 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
     out_d = [[0] * 4 for _ in range(nd)]
     out_r = [[0] * 4 for _ in range(nr)]
     synergy = np.zeros((nd, nr))
-    k_min, k_max = params.destroy_range(problem.n_customers, not problem.has_depot)
+    tour = not problem.has_depot
+    k_min, k_max = params.destroy_range(problem.n_customers, tour)
 
     cur = start_solution(problem, params.initial)
     if cur is None:
@@ -104,7 +105,7 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
         T, alpha, T_end = temp.t0, temp.alpha, None
     else:
         scale = reference_cost(problem, seed ^ _REFERENCE_SEED_XOR)
-        T = -params.temperature_schedule(problem.n_customers, not problem.has_depot).worse * scale / math.log(temp.accept)
+        T = -params.temperature_schedule(problem.n_customers, tour).worse * scale / math.log(temp.accept)
         alpha = temp.end_ratio ** (1.0 / iterations) if T > 0 and iterations > 0 else 1.0
         T_end = T * temp.end_ratio
     t0 = T

@@ -15,7 +15,7 @@ from glns._core._result import OperatorRecord, RunResult
 from glns.checks import check_count, check_seed
 from glns.operators.arguments import parse_arguments
 from glns.operators.bridge import alarm_installed
-from glns.params import SolveParams
+from glns.params import LARGE_TOUR_CITIES, SolveParams
 from glns.problems import Problem
 from glns.problems.space_filling import start_solution
 from glns.result import OperatorStats, Result
@@ -35,7 +35,7 @@ DEFAULT_REPAIR = tuple(_ops.native(name, **kw) for name, kw in _REPAIR_SETTINGS)
 #: tried only next to its g nearest neighbours. Measured at n/100 x 2.4 s (docs/portfolio.md):
 #: d2103 2.22 % -> 0.37 %, 9x the iterations. The full scan stays better on VRP (X-n1001-k43
 #: 0.62 % full, 0.97 % with g = 30) and at 500 iterations on TSP100/200.
-LARGE_TOUR_NEIGHBOURS = (400, 20)
+LARGE_TOUR_NEIGHBOURS = (LARGE_TOUR_CITIES, 20)
 _LARGE_TOUR_REPAIR = tuple(_ops.native(name, **kw, neighbours=LARGE_TOUR_NEIGHBOURS[1])
                            for name, kw in _REPAIR_SETTINGS)
 #: iteration budget when neither iterations nor time_limit nor no_improvement is given
