@@ -190,22 +190,26 @@ cdef int _tsp_try(Work *w, int v) noexcept nogil:
     cdef int g_p[5]
     cdef int g_nx[5]
     cdef int g_l[5]
+    cdef int g_pos0[5]
     cdef bint g_fwd[5]
     cdef double g_gain[5]
-    cdef int ng = 0, l, back, s0, se, p, nx
+    cdef int ng = 0, l, back, s0, se, p, nx, pos_s0
+    # Positions are read once here and once per candidate: nothing moves until a move is
+    # applied, and that ends the call. (On a large tour with deferred shifts each read may
+    # search; see sol_pos.)
     cdef int pos_v = sol_pos(s, v)
     for l in range(1, 4):
         if L < l + 2:
             break
         for back in range(2 if l > 1 else 1):
-            if back:
-                se = v
-                s0 = _t_at(s, pos_v - (l - 1))
-            else:
-                s0 = v
-                se = _t_at(s, pos_v + l - 1)
-            p = _t_at(s, sol_pos(s, s0) - 1)
-            nx = _t_at(s, sol_pos(s, se) + 1)
+            pos_s0 = pos_v - (l - 1) if back else pos_v
+            if pos_s0 < 0:
+                pos_s0 += L
+            s0 = s.nodes[pos_s0]
+            se = _t_at(s, pos_s0 + l - 1)
+            p = _t_at(s, pos_s0 - 1)
+            nx = _t_at(s, pos_s0 + l)
+            g_pos0[ng] = pos_s0
             g_s0[ng] = s0
             g_se[ng] = se
             g_p[ng] = p
@@ -217,13 +221,14 @@ cdef int _tsp_try(Work *w, int v) noexcept nogil:
             ng += 1
     cdef int sv = _t_at(s, pos_v + 1)
     cdef int pv = _t_at(s, pos_v - 1)
-    cdef int c, u, su, pu, g, opt, a, b
+    cdef int c, u, su, pu, g, opt, a, b, pos_u
     cdef bint rev
     cdef double delta, add
     for c in range(w.K):
         u = inst.near[v * inst.n_near + c]
-        su = _t_at(s, sol_pos(s, u) + 1)
-        pu = _t_at(s, sol_pos(s, u) - 1)
+        pos_u = sol_pos(s, u)
+        su = _t_at(s, pos_u + 1)
+        pu = _t_at(s, pos_u - 1)
         if sym and u != sv and u != pv:
             # 2-opt on the arcs leaving v and u
             delta = dist(inst, v, u) + dist(inst, sv, su) - dist(inst, v, sv) - dist(inst, u, su)
@@ -242,7 +247,7 @@ cdef int _tsp_try(Work *w, int v) noexcept nogil:
             se = g_se[g]
             p = g_p[g]
             nx = g_nx[g]
-            if (sol_pos(s, u) - sol_pos(s, s0) + L) % L < g_l[g]:
+            if (pos_u - g_pos0[g] + L) % L < g_l[g]:
                 continue        # u is inside the segment
             for opt in range(2):
                 if opt == 0:    # after u: between u and its successor

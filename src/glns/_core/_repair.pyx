@@ -877,14 +877,24 @@ cdef void _tsp_offer(Regret *st, const Sol *s, int i, double c, int start) noexc
     cdef double *tc = &st.cost[i * st.cols]
     cdef int *ts = &st.where[i * st.cols]
     cdef int n = st.count[i]
-    cdef int pos = _edge_pos(s, start)
+    cdef int pos = -2           # the edge's position, read only to break a tie in cost
     cdef int j, t
     for j in range(n):
         if ts[j] == start:
             return
     j = n
-    while j > 0 and (c < tc[j - 1] or (c == tc[j - 1] and pos < _edge_pos(s, ts[j - 1]))):
-        j -= 1
+    while j > 0:
+        if c < tc[j - 1]:
+            j -= 1
+        elif c == tc[j - 1]:
+            if pos == -2:
+                pos = _edge_pos(s, start)
+            if pos < _edge_pos(s, ts[j - 1]):
+                j -= 1
+            else:
+                break
+        else:
+            break
     if j >= st.k:
         return
     if n == st.k:
