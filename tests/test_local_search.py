@@ -188,8 +188,9 @@ def test_registry_gives_every_repair_the_local_search_setting():
     assert operators.native("greedy_insertion", local_search=1).params == (1.0,)
     assert operators.native("greedy_insertion").params == (0.0,)
     assert operators.native("blink_insertion", local_search=1).params == (4.0, 0.01, 0.0, 1.0)
+    assert operators.native("greedy_insertion", local_search=2).params == (2.0,)
     with pytest.raises(OperatorError):
-        operators.native("greedy_insertion", local_search=2)
+        operators.native("greedy_insertion", local_search=3)
     with pytest.raises(OperatorError):
         operators.native("random_removal", local_search=1)
     for name, spec in natives.NATIVE_OPERATORS.items():
@@ -201,6 +202,93 @@ def test_registry_gives_every_repair_the_local_search_setting():
             assert spec.bind(natives.native_params(name, {})).values["local_search"] == 0.0
         else:
             assert spec.common == () and "local_search" not in names
+
+
+# --- or-3opt (local_search=2 on a tour) -------------------------------------------------------
+
+@settings(max_examples=40, deadline=None)
+@given(n=st.integers(2, 120), seed=st.integers(0, 10**6), frac=st.floats(0.0, 1.0))
+def test_three_opt_matches_reference(n, seed, frac):
+    """Full search and the repair hook's touched search, with or-3opt, native against the
+    reference; a full search with or-3opt ends at a local optimum of the other moves too."""
+    problem = glns.datasets.generate("tsp", n, seed)
+    x = random_solution(problem, SplitMix64(seed))
+    y, cost = local_search_py(problem.core, x, return_cost=True, three_opt=True)
+    assert y == local_search(x, problem.problem_data(), three_opt=True)
+    _check_result(problem, x, y, cost)
+    assert local_search_py(problem.core, y) == y
+    k = max(1, int(frac * n))
+    removed, partial, _ = apply_destroy("random_removal", problem.core, x, k, seed)
+    hooked, _ = apply_repair("greedy_insertion", problem.core, partial, removed, seed,
+                             {"local_search": 2})
+    repaired, _ = apply_repair("greedy_insertion", problem.core, partial, removed, seed)
+    assert hooked == local_search(repaired, problem.problem_data(), removed, three_opt=True)
+    problem.check(hooked)
+
+
+def test_three_opt_moves_lower_the_cost_and_both_kinds_occur():
+    """Replayed in the reference: every or-3opt move lowers the true cost, and both
+    reconnections (the paths swap places: 3 exchanges; both reversed in place: 2) are used."""
+    kinds = []
+    for n, seed in [(50, 3), (120, 1), (400, 2)]:
+        problem = glns.datasets.generate("tsp", n, seed)
+        x = local_search_py(problem.core, random_solution(problem, SplitMix64(seed)))  # 2-opt/or-opt optimum
+        search = ref_ls._Search(x, problem.problem_data(), None, three_opt=True)
+        exchanges = []
+        exchange, three_opt_try = search.exchange, search.three_opt_try
+
+        def counted_exchange(*arcs, exchange=exchange, exchanges=exchanges):
+            exchanges.append(arcs)
+            exchange(*arcs)
+
+        def checked(t1, step, search=search, three_opt_try=three_opt_try, exchanges=exchanges):
+            before = search.cost()
+            exchanges.clear()
+            moved = three_opt_try(t1, step)
+            if moved:
+                assert search.cost() < before
+                kinds.append(len(exchanges))
+            return moved
+
+        search.exchange, search.three_opt_try = counted_exchange, checked
+        search.run(None)
+        assert search.result() == local_search_py(problem.core, x, three_opt=True)
+        assert search.cost() < problem.cost(x)
+    assert set(kinds) == {2, 3}
+
+
+def test_three_opt_finds_the_path_swap_the_checker_sees():
+    """The checker's or-3opt family is not vacuous: this 2-opt/or-opt local optimum has an
+    improving swap of two adjacent paths, and the search with or-3opt removes every one."""
+    problem = glns.datasets.generate("tsp", 50, 3)
+    y = local_search_py(problem.core, random_solution(problem, SplitMix64(3)))
+    data = problem.problem_data()
+    assert improving_moves(y, data, limit=1) == []
+    moves = improving_moves(y, data, three_opt=True)
+    assert moves and {m[0][0] for m in moves} == {"or-3opt"}
+    z = local_search_py(problem.core, y, three_opt=True)
+    assert problem.cost(z) < problem.cost(y)
+    assert improving_moves(z, data, limit=1, three_opt=True) == []
+
+
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(2, 21), seed=st.integers(0, 10**6))
+def test_three_opt_result_is_local_optimum(n, seed):
+    """n <= 21: the 20 neighbours cover every city, so no path swap may improve either."""
+    problem = make_problem("tsp", n, seed, 15)
+    y = local_search_py(problem.core, random_solution(problem, SplitMix64(seed)), three_opt=True)
+    assert improving_moves(y, problem.problem_data(), limit=1, three_opt=True) == []
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_three_opt_changes_nothing_off_a_symmetric_tour(kind):
+    """VRPs and asymmetric tours: local_search=2 is local_search=1."""
+    for seed in range(5):
+        for problem in (make_problem(kind, 40, seed, 15), _asymmetric(kind, 14, seed)):
+            if kind == "tsp" and problem.core.symmetric:
+                continue
+            x = random_solution(problem, SplitMix64(seed))
+            assert local_search_py(problem.core, x, three_opt=True) == local_search_py(problem.core, x)
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -174,7 +174,8 @@ def test_repair_matches_twin_and_completes(name, kind, data, n, seed, frac, capa
     own = {p.name: values[p.name] for p in NATIVE_OPERATORS[name].params}
     twin = _twin(name)(partial, removed, problem.problem_data(), rng, **own)
     if values["local_search"]:
-        twin = local_search(twin, problem.problem_data(), removed)
+        twin = local_search(twin, problem.problem_data(), removed,
+                            three_opt=values["local_search"] >= 2)
     assert complete == twin
     assert state == rng.state
 

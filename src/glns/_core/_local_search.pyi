@@ -8,4 +8,5 @@ NEIGHBOURS: int
 REL_EPS: float
 
 def local_search_py(inst: CoreInstance, routes: Any, touched: Sequence[int] | None = None,
-                    return_cost: bool = False) -> Any: ...
+                    return_cost: bool = False, seconds: float | None = None,
+                    three_opt: bool = False) -> Any: ...

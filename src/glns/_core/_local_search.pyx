@@ -4,9 +4,12 @@
 # Neighbourhoods (every move puts a node next to one of its LS_NEIGHBOURS candidates, Inst.near:
 # its nearest neighbours, or the quadrant candidates on a tour from coordinates):
 #   TSP   2-opt (both edge pairs around v and w) and or-opt (a segment of 1..3 cities that starts
-#         or ends at v, moved next to w, in both orientations). On an asymmetric matrix only the
-#         moves whose delta is exact there remain: or-opt without reversal (a reversed path costs
-#         something else backwards, so 2-opt and reversed or-opt are off).
+#         or ends at v, moved next to w, in both orientations); with three_opt (a repair's
+#         local_search=2), when none of those improves, or-3opt from v (_tsp_three_opt:
+#         sequential 3-opt, two adjacent paths swap places or are both reversed in place). On
+#         an asymmetric matrix only the moves whose delta is exact there remain: or-opt without
+#         reversal (a reversed path costs something else backwards, so 2-opt, reversed or-opt
+#         and or-3opt are off).
 #   VRP   relocate (v next to w, in any route with room, or alone in a new route), swap (v and w
 #         of different routes), intra-route 2-opt (segment reversal; in an OVRP reversing a
 #         suffix or a whole route is a real move because the route has no last arc), and 2-opt*
@@ -60,6 +63,7 @@ cdef struct Work:
     const Inst *inst
     int K               # neighbour columns used
     double eps          # improvement threshold
+    bint three_opt      # TSP: also the or-3opt moves (_tsp_three_opt)
     int *queue          # ring buffer of nodes with a clear don't-look bit (n slots)
     int head
     int count
@@ -272,6 +276,87 @@ cdef int _tsp_try(Work *w, int v) noexcept nogil:
                 if delta < -w.eps:
                     _tsp_move_segment(w, s0, g_l[g], a, rev)
                     _push(w, p); _push(w, nx); _push(w, s0); _push(w, se); _push(w, a); _push(w, b)
+                    return 1
+    if w.three_opt and sym and L >= 6:
+        return _tsp_three_opt(w, v, pos_v, 1) or _tsp_three_opt(w, v, pos_v, -1)
+    return 0
+
+
+cdef inline int _t_step(const Sol *s, int x, int d) noexcept nogil:
+    """The city after x in direction d (+1: the array's order, -1: against it)."""
+    return _t_at(s, sol_pos(s, x) + d)
+
+
+cdef void _tsp_exchange(Sol *s, int a, int b, int c, int d) noexcept nogil:
+    """Replace arcs (a, b), (c, d) by (a, c), (b, d), where b follows a and d follows c in the
+    same direction of the tour (a 2-opt move written by its cities, whichever way the array
+    holds the tour)."""
+    if _t_step(s, a, 1) == b:
+        _tsp_two_opt(s, a, c)
+    else:
+        _tsp_two_opt(s, b, d)
+
+
+cdef int _tsp_three_opt(Work *w, int t1, int pos_1, int d) noexcept nogil:
+    """The first improving or-3opt move from city t1 in direction d; 1 if one was applied.
+
+    Sequential 3-opt as in Lin-Kernighan, with the positive-gain rule: remove (t1, t2), t2
+    after t1 in direction d; add (t2, t3), t3 one of t2's candidates, d(t2, t3) < d(t1, t2);
+    remove (t3, t4), t4 after t3 (so that closing up with (t4, t1) would split the tour); add
+    (t4, t5), t5 one of t4's candidates on the path t2 .. t3 with the gain still positive;
+    remove (t5, t6), t6 next to t5 on that path, and close with (t6, t1). With t6 after t5 the
+    two paths t2 .. t5 and t6 .. t3 swap places; with t6 before t5 both are reversed in place.
+    Candidate lists are nearest first (Inst.near), so each scan stops at the first candidate
+    whose partial gain is not positive.
+    Applied as three or two 2-opt moves (_tsp_exchange), each reversing the shorter side."""
+    cdef Sol *s = w.s
+    cdef const Inst *inst = w.inst
+    cdef int L = s.length[0]
+    cdef int t2 = _t_at(s, pos_1 + d)
+    cdef int pos_2 = sol_pos(s, t2)
+    cdef int c3, c5, t3, t4, t5, t6, off3, off5, side
+    cdef double g1, g2, delta
+    for c3 in range(w.K):
+        t3 = inst.near[t2 * inst.n_near + c3]
+        if t3 == t1:
+            continue
+        g1 = dist(inst, t1, t2) - dist(inst, t2, t3)
+        if g1 <= 0:
+            break               # candidates are nearest first: no later t3 gains either
+        off3 = ((sol_pos(s, t3) - pos_2) * d + L) % L     # t3's place on the path from t2
+        t4 = _t_at(s, pos_2 + (off3 + 1) * d)
+        if t4 == t1:
+            continue            # x2 would be (t3, t1): an or-opt of t1
+        for c5 in range(w.K):
+            t5 = inst.near[t4 * inst.n_near + c5]
+            if t5 == t3:
+                continue        # y2 would put x2 back
+            g2 = g1 + dist(inst, t3, t4) - dist(inst, t4, t5)
+            if g2 <= 0:
+                break
+            off5 = ((sol_pos(s, t5) - pos_2) * d + L) % L
+            if off5 > off3:
+                continue        # not on the path t2 .. t3
+            for side in range(2):
+                if side == 0:
+                    if off5 == off3:
+                        continue
+                    t6 = _t_at(s, pos_2 + (off5 + 1) * d)
+                else:
+                    if off5 == 0:
+                        continue
+                    t6 = _t_at(s, pos_2 + (off5 - 1) * d)
+                delta = (dist(inst, t2, t3) + dist(inst, t4, t5) + dist(inst, t6, t1)
+                         - dist(inst, t1, t2) - dist(inst, t3, t4) - dist(inst, t5, t6))
+                if delta < -w.eps:
+                    if side == 0:       # t1 [t2..t5][t6..t3] t4 -> t1 [t6..t3][t2..t5] t4
+                        _tsp_exchange(s, t1, t2, t3, t4)
+                        _tsp_exchange(s, t1, t3, t6, t5)
+                        _tsp_exchange(s, t3, t5, t2, t4)
+                    else:               # t1 [t2..t6][t5..t3] t4 -> t1 [t6..t2][t3..t5] t4
+                        _tsp_exchange(s, t1, t2, t6, t5)
+                        _tsp_exchange(s, t2, t5, t3, t4)
+                    _push(w, t1); _push(w, t2); _push(w, t3); _push(w, t4); _push(w, t5); _push(w, t6)
                     return 1
     return 0
 
@@ -542,7 +627,7 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
 # ---------------------------------------------------------------------------------- driver
 
 cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touched,
-                      double deadline) except -1 nogil:
+                      double deadline, bint three_opt) except -1 nogil:
     """Improve the complete feasible solution s in place; s.cost is recomputed at the end.
 
     s.cost must be the solution's current cost on entry (it scales the rounding guard).
@@ -550,6 +635,7 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
     touched: the nodes whose don't-look bits start clear, in scan order; n_touched < 0 means
     all nodes and a result that is a local optimum (see the module comment).
     deadline: a now() time to stop at (module comment), or 0 for none.
+    three_opt: on a tour, also the or-3opt moves (tried after a city's other moves).
     """
     cdef Work w
     cdef int n = inst.n
@@ -565,6 +651,7 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
     w.inst = inst
     w.K = inst.n_near            # min(LS_NEIGHBOURS, n_neigh)
     w.eps = LS_REL_EPS * s.cost
+    w.three_opt = three_opt
     w.head = 0
     w.count = 0
     w.queue = <int *> malloc(n * sizeof(int))
@@ -617,12 +704,13 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
 
 
 def local_search_py(CoreInstance inst not None, routes, touched=None, bint return_cost=False,
-                    seconds=None):
+                    seconds=None, bint three_opt=False):
     """Run the native local search on a copy of a complete solution (for tests and benchmarks).
 
     routes: a feasible solution in the format of docs/operator-contract.md; touched: the nodes
     to start from (None: all nodes, and the result is a local optimum). seconds: a deadline
-    that many seconds from now (<= 0: already past; None: none). Returns the improved
+    that many seconds from now (<= 0: already past; None: none). three_opt: on a tour, also
+    the or-3opt moves (a repair's local_search=2). Returns the improved
     solution, or (solution, the cost the search left in Sol.cost) when return_cost.
     """
     cdef double deadline = 0.0
@@ -640,7 +728,7 @@ def local_search_py(CoreInstance inst not None, routes, touched=None, bint retur
             buf[t] = touched[t]
         if seconds is not None:     # from now, after the set-up; > 0 even when already past
             deadline = max(now() + float(seconds), 1e-9)
-        local_search(&sol.s, &inst.c, buf, m, deadline)
+        local_search(&sol.s, &inst.c, buf, m, deadline, three_opt)
     finally:
         free(buf)
     if return_cost:

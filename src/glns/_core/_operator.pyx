@@ -42,9 +42,10 @@ class Param:
 
 #: Settings every repair operator takes after its own parameters; each is a field of NativeOp.
 REPAIR_COMMON = (
-    Param("local_search", 0, 0, 1, integer=True,
+    Param("local_search", 0, 0, 2, integer=True,
           doc="1: end with the native local search (2-opt/or-opt for TSP; relocate, swap, "
-              "2-opt, 2-opt* for VRP) started from the reinserted nodes; 0: off (paper preset)"),
+              "2-opt, 2-opt* for VRP) started from the reinserted nodes; 2: as 1, and on a TSP "
+              "also or-3opt moves (sequential 3-opt); 0: off (paper preset)"),
 )
 
 
@@ -109,7 +110,7 @@ cdef class Declaration:
             bound.op.params[i] = named[p.name]
         for i in range(len(self.params), MAX_PARAMS):
             bound.op.params[i] = 0.0
-        bound.op.local_search = self.kind == "repair" and named["local_search"] != 0
+        bound.op.local_search = int(named["local_search"]) if self.kind == "repair" else 0
         return bound
 
     def __repr__(self) -> str:

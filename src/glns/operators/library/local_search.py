@@ -10,9 +10,10 @@ cover every node a result of the local search must have none.
 
 Neighbourhoods (see the native module for the full rules):
 
-* TSP: 2-opt, and or-opt of a segment of 1..3 cities next to a neighbour in both orientations.
-  On an asymmetric matrix only or-opt without reversal (the other moves reverse a path, whose
-  cost backwards differs).
+* TSP: 2-opt, and or-opt of a segment of 1..3 cities next to a neighbour in both orientations;
+  with ``three_opt``, then or-3opt (sequential 3-opt: two adjacent paths swap places, or both
+  are reversed in place). On an asymmetric matrix only or-opt without reversal (the other moves
+  reverse a path, whose cost backwards differs).
 * CVRP/OVRP: relocate (next to a neighbour in any route with room, or alone in a new route),
   swap of two customers of different routes, intra-route 2-opt (segment reversal, symmetric
   matrices only; in an OVRP also reversing a whole route), and 2-opt* (tail exchange of two
@@ -42,7 +43,9 @@ END = -1  # the end of a VRP route: the depot for CVRP, nothing for OVRP
 class _Search:
     """State of one local search run, laid out like the native Sol (routes, route_of, pos_of)."""
 
-    def __init__(self, solution: Any, problem_data: dict, neighbours: np.ndarray | None) -> None:
+    def __init__(self, solution: Any, problem_data: dict, neighbours: np.ndarray | None,
+                 three_opt: bool = False) -> None:
+        self.three_opt = three_opt
         dist = np.asarray(problem_data["distance_matrix"], dtype=np.float64)
         self.n = n = dist.shape[0]
         self.dist = dist
@@ -217,6 +220,65 @@ class _Search:
                         for x in (p, nx, s0, se, a, b):
                             self.push(x)
                         return True
+        if self.three_opt and sym and L >= 6:
+            return self.three_opt_try(v, 1) or self.three_opt_try(v, -1)
+        return False
+
+    def exchange(self, a: int, b: int, c: int, d: int) -> None:
+        """Arcs (a, b), (c, d) -> (a, c), (b, d); b follows a and d follows c the same way."""
+        if self.at(self.pos_of[a] + 1) == b:
+            self.two_opt(a, c)
+        else:
+            self.two_opt(b, d)
+
+    def three_opt_try(self, t1: int, step: int) -> bool:
+        """The first improving or-3opt move from t1 in direction step (the native
+        _tsp_three_opt: positive-gain sequential 3-opt)."""
+        d, pos, eps = self.d, self.pos_of, self.eps
+        L = len(self.routes[0])
+        t2 = self.at(pos[t1] + step)
+        p2 = pos[t2]
+        for t3 in self.neigh[t2]:
+            if t3 == t1:
+                continue
+            g1 = d[t1][t2] - d[t2][t3]
+            if g1 <= 0:
+                break  # nearest first: no later candidate gains either
+            off3 = ((pos[t3] - p2) * step + L) % L
+            t4 = self.at(p2 + (off3 + 1) * step)
+            if t4 == t1:
+                continue
+            for t5 in self.neigh[t4]:
+                if t5 == t3:
+                    continue
+                g2 = g1 + d[t3][t4] - d[t4][t5]
+                if g2 <= 0:
+                    break
+                off5 = ((pos[t5] - p2) * step + L) % L
+                if off5 > off3:
+                    continue
+                for swap in (True, False):
+                    if swap:
+                        if off5 == off3:
+                            continue
+                        t6 = self.at(p2 + (off5 + 1) * step)
+                    else:
+                        if off5 == 0:
+                            continue
+                        t6 = self.at(p2 + (off5 - 1) * step)
+                    delta = (d[t2][t3] + d[t4][t5] + d[t6][t1]
+                             - d[t1][t2] - d[t3][t4] - d[t5][t6])
+                    if delta < -eps:
+                        if swap:
+                            self.exchange(t1, t2, t3, t4)
+                            self.exchange(t1, t3, t6, t5)
+                            self.exchange(t3, t5, t2, t4)
+                        else:
+                            self.exchange(t1, t2, t6, t5)
+                            self.exchange(t2, t5, t3, t4)
+                        for x in (t1, t2, t3, t4, t5, t6):
+                            self.push(x)
+                        return True
         return False
 
     # -- VRP -----------------------------------------------------------------------------
@@ -338,22 +400,23 @@ class _Search:
 
 
 def local_search(solution: Any, problem_data: dict, touched: Sequence[int] | None = None,
-                 neighbours: np.ndarray | None = None) -> Any:
+                 neighbours: np.ndarray | None = None, three_opt: bool = False) -> Any:
     """Improve a complete feasible solution as the native local search does; returns a new one.
 
     touched: the nodes whose don't-look bits start clear, in scan order (None: all nodes, and
     the result is a local optimum). neighbours: the core's candidate table (its first
     LS_NEIGHBOURS columns are used); by default the nearest neighbours, as the core has them
-    except on a tour computed on demand (pass ``problem.core.near`` there).
+    except on a tour computed on demand (pass ``problem.core.near`` there). three_opt: on a
+    tour, also the or-3opt moves (a repair's ``local_search=2``).
     """
-    search = _Search(solution, problem_data, neighbours)
+    search = _Search(solution, problem_data, neighbours, three_opt)
     search.run(None if touched is None else list(touched))
     return search.result()
 
 
 # ---------------------------------------------------------------------------------- checker
 
-def _tsp_moves(tour: list[int], sym: bool):
+def _tsp_moves(tour: list[int], sym: bool, three_opt: bool = False):
     L = len(tour)
     if sym:  # 2-opt: every pair of non-adjacent edges (i, i+1), (j, j+1)
         for i in range(L):
@@ -371,6 +434,12 @@ def _tsp_moves(tour: list[int], sym: bool):
                 for rev in ((False, True) if sym else (False,)):
                     piece = seg[::-1] if rev else seg
                     yield ("or-opt", tuple(seg), rest[g], rev), rest[:g + 1] + piece + rest[g + 1:]
+    if three_opt and sym:  # or-3opt: two adjacent paths swap places (tour[i+1..j], tour[j+1..k])
+        for i in range(L):
+            t = tour[i + 1:] + tour[:i + 1]     # rotated so that tour[i] is last
+            for j in range(1, L - 2):
+                for k in range(j + 1, L - 1):
+                    yield ("or-3opt", tour[i], t[j - 1], t[k - 1]), t[j:k] + t[:j] + t[k:]
 
 
 def _vrp_moves(routes: list[list[int]], q: Sequence[int], cap: int, sym: bool, open_routes: bool):
@@ -424,9 +493,11 @@ def _vrp_moves(routes: list[list[int]], q: Sequence[int], cap: int, sym: bool, o
 
 
 def improving_moves(solution: Any, problem_data: dict, tol: float = 1e-9,
-                    limit: int | None = None) -> list[tuple[Any, float]]:
+                    limit: int | None = None, three_opt: bool = False) -> list[tuple[Any, float]]:
     """Every move of the local search's neighbourhoods, over all node pairs (not just the
     neighbour lists), that lowers the cost by more than tol * cost: (move, gain) pairs.
+    three_opt: on a tour also every swap of two adjacent paths (or-3opt's first kind; the
+    search finds each such move from one of its cities by the positive-gain rule).
 
     Brute force (each move is built as a new solution and priced by a full recomputation), for
     small instances only. ``limit`` stops after that many improving moves.
@@ -436,7 +507,7 @@ def improving_moves(solution: Any, problem_data: dict, tol: float = 1e-9,
     open_routes = bool(problem_data.get("open_routes", False))
     sym = bool(np.array_equal(d, d.T))
     if tsp:
-        moves = _tsp_moves(list(solution), sym)
+        moves = _tsp_moves(list(solution), sym, three_opt)
     else:
         q = [int(x) for x in problem_data["demands"]]
         moves = _vrp_moves([list(r) for r in solution if r], q, int(problem_data["capacity"]),
