@@ -25,11 +25,11 @@ __all__ = ["solve", "default_portfolio", "DEFAULT_DESTROY", "DEFAULT_REPAIR", "L
 
 # The default portfolio, tuned with tools/tune_portfolio.py on generated instances only (see
 # docs/portfolio.md): SISR string removal, and SISR's blink insertion next to regret-2, both
-# ending with the native local search. With SolveParams' default destroy range
+# ending with the native local search (with or-3opt on a tour). With SolveParams' default destroy range
 # (20-60 % of the nodes, at most 60) and scale-aware annealing.
 DEFAULT_DESTROY = (_ops.native("string_removal"),)
-_REPAIR_SETTINGS = (("blink_insertion", {"order": 4, "local_search": 1}),
-                    ("regret_insertion", {"k": 2, "local_search": 1}))
+_REPAIR_SETTINGS = (("blink_insertion", {"order": 4, "local_search": 2}),
+                    ("regret_insertion", {"k": 2, "local_search": 2}))
 DEFAULT_REPAIR = tuple(_ops.native(name, **kw) for name, kw in _REPAIR_SETTINGS)
 #: (n0, g): on a tour (TSP) of at least n0 cities the default repairs are granular, each city
 #: tried only next to its g nearest neighbours. Measured at n/100 x 2.4 s (docs/portfolio.md):
