@@ -204,13 +204,13 @@ def test_registry_gives_every_repair_the_local_search_setting():
             assert spec.common == () and "local_search" not in names
 
 
-# --- or-3opt (local_search=2 on a tour) -------------------------------------------------------
+# --- 3-opt (local_search=2 on a tour) -------------------------------------------------------
 
 @settings(max_examples=40, deadline=None)
 @given(n=st.integers(2, 120), seed=st.integers(0, 10**6), frac=st.floats(0.0, 1.0))
 def test_three_opt_matches_reference(n, seed, frac):
-    """Full search and the repair hook's touched search, with or-3opt, native against the
-    reference; a full search with or-3opt ends at a local optimum of the other moves too."""
+    """Full search and the repair hook's touched search, with 3-opt, native against the
+    reference; a full search with 3-opt ends at a local optimum of the other moves too."""
     problem = glns.datasets.generate("tsp", n, seed)
     x = random_solution(problem, SplitMix64(seed))
     y, cost = local_search_py(problem.core, x, return_cost=True, three_opt=True)
@@ -226,40 +226,44 @@ def test_three_opt_matches_reference(n, seed, frac):
     problem.check(hooked)
 
 
-def test_three_opt_moves_lower_the_cost_and_both_kinds_occur():
-    """Replayed in the reference: every or-3opt move lowers the true cost, and both
-    reconnections (the paths swap places: 3 exchanges; both reversed in place: 2) are used."""
+def test_three_opt_moves_lower_the_cost_and_every_kind_occurs():
+    """Replayed in the reference: every 3-opt move lowers the true cost, and all three kinds
+    occur: t4 after t3 with the paths swapping places (3 exchanges) or reversed in place (2),
+    and t4 before t3 (a 2-opt move and a second one from its closing arc)."""
     kinds = []
     for n, seed in [(50, 3), (120, 1), (400, 2)]:
         problem = glns.datasets.generate("tsp", n, seed)
         x = local_search_py(problem.core, random_solution(problem, SplitMix64(seed)))  # 2-opt/or-opt optimum
         search = ref_ls._Search(x, problem.problem_data(), None, three_opt=True)
         exchanges = []
-        exchange, three_opt_try = search.exchange, search.three_opt_try
 
-        def counted_exchange(*arcs, exchange=exchange, exchanges=exchanges):
+        def counted_exchange(*arcs, exchange=search.exchange, exchanges=exchanges):
             exchanges.append(arcs)
             exchange(*arcs)
 
-        def checked(t1, step, search=search, three_opt_try=three_opt_try, exchanges=exchanges):
-            before = search.cost()
-            exchanges.clear()
-            moved = three_opt_try(t1, step)
-            if moved:
-                assert search.cost() < before
-                kinds.append(len(exchanges))
-            return moved
+        def checked(kind, method, search=search, exchanges=exchanges):
+            def run(*args):
+                before = search.cost()
+                exchanges.clear()
+                moved = method(*args)
+                if moved:
+                    assert search.cost() < before
+                    kinds.append((kind, len(exchanges)))
+                return moved
+            return run
 
-        search.exchange, search.three_opt_try = counted_exchange, checked
+        search.exchange = counted_exchange
+        search._split = checked("split", search._split)
+        search._valid = checked("valid", search._valid)
         search.run(None)
         assert search.result() == local_search_py(problem.core, x, three_opt=True)
         assert search.cost() < problem.cost(x)
-    assert set(kinds) == {2, 3}
+    assert set(kinds) == {("split", 3), ("split", 2), ("valid", 2)}
 
 
 def test_three_opt_finds_the_path_swap_the_checker_sees():
     """The checker's or-3opt family is not vacuous: this 2-opt/or-opt local optimum has an
-    improving swap of two adjacent paths, and the search with or-3opt removes every one."""
+    improving swap of two adjacent paths, and the search with 3-opt removes every one."""
     problem = glns.datasets.generate("tsp", 50, 3)
     y = local_search_py(problem.core, random_solution(problem, SplitMix64(3)))
     data = problem.problem_data()

@@ -1,4 +1,4 @@
-# Native local search (2-opt, or-opt, or-3opt, relocate, swap, 2-opt*) with neighbour lists and
+# Native local search (2-opt, or-opt, 3-opt, relocate, swap, 2-opt*) with neighbour lists and
 # don't-look bits. See _local_search.pyx for details.
 from glns._core._types cimport Inst, Sol, NEAR_COLUMNS
 

@@ -5,11 +5,11 @@
 # its nearest neighbours, or the quadrant candidates on a tour from coordinates):
 #   TSP   2-opt (both edge pairs around v and w) and or-opt (a segment of 1..3 cities that starts
 #         or ends at v, moved next to w, in both orientations); with three_opt (a repair's
-#         local_search=2), when none of those improves, or-3opt from v (_tsp_three_opt:
-#         sequential 3-opt, two adjacent paths swap places or are both reversed in place). On
+#         local_search=2), when none of those improves, 3-opt from v (_tsp_three_opt:
+#         sequential 3-opt by Lin-Kernighan's positive-gain rule, both choices of t4). On
 #         an asymmetric matrix only the moves whose delta is exact there remain: or-opt without
 #         reversal (a reversed path costs something else backwards, so 2-opt, reversed or-opt
-#         and or-3opt are off).
+#         and 3-opt are off).
 #   VRP   relocate (v next to w, in any route with room, or alone in a new route), swap (v and w
 #         of different routes), intra-route 2-opt (segment reversal; in an OVRP reversing a
 #         suffix or a whole route is a real move because the route has no last arc), and 2-opt*
@@ -63,7 +63,7 @@ cdef struct Work:
     const Inst *inst
     int K               # neighbour columns used
     double eps          # improvement threshold
-    bint three_opt      # TSP: also the or-3opt moves (_tsp_three_opt)
+    bint three_opt      # TSP: also the sequential 3-opt moves (_tsp_three_opt)
     int *queue          # ring buffer of nodes with a clear don't-look bit (n slots)
     int head
     int count
@@ -298,24 +298,23 @@ cdef void _tsp_exchange(Sol *s, int a, int b, int c, int d) noexcept nogil:
 
 
 cdef int _tsp_three_opt(Work *w, int t1, int pos_1, int d) noexcept nogil:
-    """The first improving or-3opt move from city t1 in direction d; 1 if one was applied.
+    """The first improving 3-opt move from city t1 in direction d; 1 if one was applied.
 
     Sequential 3-opt as in Lin-Kernighan, with the positive-gain rule: remove (t1, t2), t2
-    after t1 in direction d; add (t2, t3), t3 one of t2's candidates, d(t2, t3) < d(t1, t2);
-    remove (t3, t4), t4 after t3 (so that closing up with (t4, t1) would split the tour); add
-    (t4, t5), t5 one of t4's candidates on the path t2 .. t3 with the gain still positive;
-    remove (t5, t6), t6 next to t5 on that path, and close with (t6, t1). With t6 after t5 the
-    two paths t2 .. t5 and t6 .. t3 swap places; with t6 before t5 both are reversed in place.
-    Candidate lists are nearest first (Inst.near), so each scan stops at the first candidate
-    whose partial gain is not positive.
-    Applied as three or two 2-opt moves (_tsp_exchange), each reversing the shorter side."""
+    after t1 in direction d; add (t2, t3), t3 one of t2's candidates with d(t2, t3) < d(t1, t2);
+    remove (t3, t4) with t4 on either side of t3, add (t4, t5) for a candidate t5 of t4 while
+    the partial gain stays positive, remove (t5, t6) with the t6 that keeps one tour, and close
+    with (t6, t1): _three_opt_split (t4 after t3) and _three_opt_valid (t4 before t3), in that
+    order for each t3. Candidate lists are nearest first (Inst.near), so each scan stops at the
+    first candidate whose partial gain is not positive. A move is applied as two or three
+    2-opt exchanges (_tsp_exchange), each reversing the shorter side."""
     cdef Sol *s = w.s
     cdef const Inst *inst = w.inst
     cdef int L = s.length[0]
     cdef int t2 = _t_at(s, pos_1 + d)
     cdef int pos_2 = sol_pos(s, t2)
-    cdef int c3, c5, t3, t4, t5, t6, off3, off5, side
-    cdef double g1, g2, delta
+    cdef int c3, t3, off3
+    cdef double g1
     for c3 in range(w.K):
         t3 = inst.near[t2 * inst.n_near + c3]
         if t3 == t1:
@@ -324,40 +323,91 @@ cdef int _tsp_three_opt(Work *w, int t1, int pos_1, int d) noexcept nogil:
         if g1 <= 0:
             break               # candidates are nearest first: no later t3 gains either
         off3 = ((sol_pos(s, t3) - pos_2) * d + L) % L     # t3's place on the path from t2
-        t4 = _t_at(s, pos_2 + (off3 + 1) * d)
-        if t4 == t1:
-            continue            # x2 would be (t3, t1): an or-opt of t1
-        for c5 in range(w.K):
-            t5 = inst.near[t4 * inst.n_near + c5]
-            if t5 == t3:
-                continue        # y2 would put x2 back
-            g2 = g1 + dist(inst, t3, t4) - dist(inst, t4, t5)
-            if g2 <= 0:
-                break
-            off5 = ((sol_pos(s, t5) - pos_2) * d + L) % L
-            if off5 > off3:
-                continue        # not on the path t2 .. t3
-            for side in range(2):
-                if side == 0:
-                    if off5 == off3:
-                        continue
-                    t6 = _t_at(s, pos_2 + (off5 + 1) * d)
-                else:
-                    if off5 == 0:
-                        continue
-                    t6 = _t_at(s, pos_2 + (off5 - 1) * d)
-                delta = (dist(inst, t2, t3) + dist(inst, t4, t5) + dist(inst, t6, t1)
-                         - dist(inst, t1, t2) - dist(inst, t3, t4) - dist(inst, t5, t6))
-                if delta < -w.eps:
-                    if side == 0:       # t1 [t2..t5][t6..t3] t4 -> t1 [t6..t3][t2..t5] t4
-                        _tsp_exchange(s, t1, t2, t3, t4)
-                        _tsp_exchange(s, t1, t3, t6, t5)
-                        _tsp_exchange(s, t3, t5, t2, t4)
-                    else:               # t1 [t2..t6][t5..t3] t4 -> t1 [t6..t2][t3..t5] t4
-                        _tsp_exchange(s, t1, t2, t6, t5)
-                        _tsp_exchange(s, t2, t5, t3, t4)
-                    _push(w, t1); _push(w, t2); _push(w, t3); _push(w, t4); _push(w, t5); _push(w, t6)
-                    return 1
+        if (_three_opt_split(w, t1, t2, t3, pos_2, off3, d, g1)
+                or _three_opt_valid(w, t1, t2, t3, pos_2, off3, d, g1)):
+            return 1
+    return 0
+
+
+cdef int _three_opt_split(Work *w, int t1, int t2, int t3, int pos_2, int off3, int d,
+                          double g1) noexcept nogil:
+    """t4 after t3, so that closing up with (t4, t1) would split the tour (module order: the
+    "or-3opt" moves). t5 must lie on the path t2 .. t3; with t6 after t5 the paths t2 .. t5
+    and t6 .. t3 swap places, with t6 before t5 both are reversed in place."""
+    cdef Sol *s = w.s
+    cdef const Inst *inst = w.inst
+    cdef int L = s.length[0]
+    cdef int t4 = _t_at(s, pos_2 + (off3 + 1) * d)
+    cdef int c5, t5, t6, off5, side
+    cdef double g2, delta
+    if t4 == t1:
+        return 0                # x2 would be (t3, t1): an or-opt of t1
+    for c5 in range(w.K):
+        t5 = inst.near[t4 * inst.n_near + c5]
+        if t5 == t3:
+            continue            # y2 would put x2 back
+        g2 = g1 + dist(inst, t3, t4) - dist(inst, t4, t5)
+        if g2 <= 0:
+            break
+        off5 = ((sol_pos(s, t5) - pos_2) * d + L) % L
+        if off5 > off3:
+            continue            # not on the path t2 .. t3
+        for side in range(2):
+            if side == 0:
+                if off5 == off3:
+                    continue
+                t6 = _t_at(s, pos_2 + (off5 + 1) * d)
+            else:
+                if off5 == 0:
+                    continue
+                t6 = _t_at(s, pos_2 + (off5 - 1) * d)
+            delta = (dist(inst, t2, t3) + dist(inst, t4, t5) + dist(inst, t6, t1)
+                     - dist(inst, t1, t2) - dist(inst, t3, t4) - dist(inst, t5, t6))
+            if delta < -w.eps:
+                if side == 0:       # t1 [t2..t5][t6..t3] t4 -> t1 [t6..t3][t2..t5] t4
+                    _tsp_exchange(s, t1, t2, t3, t4)
+                    _tsp_exchange(s, t1, t3, t6, t5)
+                    _tsp_exchange(s, t3, t5, t2, t4)
+                else:               # t1 [t2..t6][t5..t3] t4 -> t1 [t6..t2][t3..t5] t4
+                    _tsp_exchange(s, t1, t2, t6, t5)
+                    _tsp_exchange(s, t2, t5, t3, t4)
+                _push(w, t1); _push(w, t2); _push(w, t3); _push(w, t4); _push(w, t5); _push(w, t6)
+                return 1
+    return 0
+
+
+cdef int _three_opt_valid(Work *w, int t1, int t2, int t3, int pos_2, int off3, int d,
+                          double g1) noexcept nogil:
+    """t4 before t3, so that closing up with (t4, t1) would be a 2-opt move (not necessarily an
+    improving one) giving the tour T' = t1 [t4 .. t2] [t3 .. ]; then a second 2-opt move on T'
+    removes (t1, t4) and (t6, t5) with t6 before t5 in T', and adds (t4, t5) and (t6, t1)."""
+    cdef Sol *s = w.s
+    cdef const Inst *inst = w.inst
+    cdef int L = s.length[0]
+    cdef int t4, c5, t5, t6, off5
+    cdef double g2, delta
+    if off3 < 2:
+        return 0                # t3 right after t2: (t2, t3) is already an arc
+    t4 = _t_at(s, pos_2 + (off3 - 1) * d)
+    for c5 in range(w.K):
+        t5 = inst.near[t4 * inst.n_near + c5]
+        if t5 == t3 or t5 == t1:
+            continue            # (t5, t6) would be y1, or (t4, t5) an arc of T'
+        g2 = g1 + dist(inst, t3, t4) - dist(inst, t4, t5)
+        if g2 <= 0:
+            break
+        off5 = ((sol_pos(s, t5) - pos_2) * d + L) % L
+        if off5 == off3 - 2:
+            continue            # (t4, t5) is an arc of T'
+        # t5's predecessor in T': the path t2 .. t4 runs backwards there, the rest forwards
+        t6 = _t_at(s, pos_2 + (off5 + 1 if off5 < off3 else off5 - 1) * d)
+        delta = (dist(inst, t2, t3) + dist(inst, t4, t5) + dist(inst, t6, t1)
+                 - dist(inst, t1, t2) - dist(inst, t3, t4) - dist(inst, t5, t6))
+        if delta < -w.eps:
+            _tsp_exchange(s, t1, t2, t4, t3)
+            _tsp_exchange(s, t1, t4, t6, t5)
+            _push(w, t1); _push(w, t2); _push(w, t3); _push(w, t4); _push(w, t5); _push(w, t6)
+            return 1
     return 0
 
 
@@ -635,7 +685,7 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
     touched: the nodes whose don't-look bits start clear, in scan order; n_touched < 0 means
     all nodes and a result that is a local optimum (see the module comment).
     deadline: a now() time to stop at (module comment), or 0 for none.
-    three_opt: on a tour, also the or-3opt moves (tried after a city's other moves).
+    three_opt: on a tour, also the sequential 3-opt moves (tried after a city's other moves).
     """
     cdef Work w
     cdef int n = inst.n
@@ -710,7 +760,7 @@ def local_search_py(CoreInstance inst not None, routes, touched=None, bint retur
     routes: a feasible solution in the format of docs/operator-contract.md; touched: the nodes
     to start from (None: all nodes, and the result is a local optimum). seconds: a deadline
     that many seconds from now (<= 0: already past; None: none). three_opt: on a tour, also
-    the or-3opt moves (a repair's local_search=2). Returns the improved
+    the sequential 3-opt moves (a repair's local_search=2). Returns the improved
     solution, or (solution, the cost the search left in Sol.cost) when return_cost.
     """
     cdef double deadline = 0.0

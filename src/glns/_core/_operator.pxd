@@ -21,7 +21,7 @@ cdef struct NativeOp:
     DestroyFn destroy   # set for a destroy operator, else NULL
     RepairFn repair     # set for a repair operator, else NULL
     int local_search    # repair: 0, or end with the local search from the reinserted nodes
-                        # (1; 2: with its or-3opt moves on a tour)
+                        # (1; 2: with its 3-opt moves on a tour)
     double params[MAX_PARAMS]   # the operator's parameter struct
 
 

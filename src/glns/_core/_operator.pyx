@@ -45,7 +45,7 @@ REPAIR_COMMON = (
     Param("local_search", 0, 0, 2, integer=True,
           doc="1: end with the native local search (2-opt/or-opt for TSP; relocate, swap, "
               "2-opt, 2-opt* for VRP) started from the reinserted nodes; 2: as 1, and on a TSP "
-              "also or-3opt moves (sequential 3-opt); 0: off (paper preset)"),
+              "also sequential 3-opt moves; 0: off (paper preset)"),
 )
 
 

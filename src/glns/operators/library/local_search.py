@@ -11,8 +11,9 @@ cover every node a result of the local search must have none.
 Neighbourhoods (see the native module for the full rules):
 
 * TSP: 2-opt, and or-opt of a segment of 1..3 cities next to a neighbour in both orientations;
-  with ``three_opt``, then or-3opt (sequential 3-opt: two adjacent paths swap places, or both
-  are reversed in place). On an asymmetric matrix only or-opt without reversal (the other moves
+  with ``three_opt``, then sequential 3-opt by Lin-Kernighan's positive-gain rule (two
+  adjacent paths swap places, or both are reversed in place, or a 2-opt move followed by a
+  second one from its closing arc). On an asymmetric matrix only or-opt without reversal (the other moves
   reverse a path, whose cost backwards differs).
 * CVRP/OVRP: relocate (next to a neighbour in any route with room, or alone in a new route),
   swap of two customers of different routes, intra-route 2-opt (segment reversal, symmetric
@@ -232,9 +233,9 @@ class _Search:
             self.two_opt(b, d)
 
     def three_opt_try(self, t1: int, step: int) -> bool:
-        """The first improving or-3opt move from t1 in direction step (the native
-        _tsp_three_opt: positive-gain sequential 3-opt)."""
-        d, pos, eps = self.d, self.pos_of, self.eps
+        """The first improving 3-opt move from t1 in direction step (the native
+        _tsp_three_opt: positive-gain sequential 3-opt, t4 after t3 then before it)."""
+        d, pos = self.d, self.pos_of
         L = len(self.routes[0])
         t2 = self.at(pos[t1] + step)
         p2 = pos[t2]
@@ -245,40 +246,74 @@ class _Search:
             if g1 <= 0:
                 break  # nearest first: no later candidate gains either
             off3 = ((pos[t3] - p2) * step + L) % L
-            t4 = self.at(p2 + (off3 + 1) * step)
-            if t4 == t1:
+            if self._split(t1, t2, t3, p2, off3, step, g1) or self._valid(t1, t2, t3, p2, off3, step, g1):
+                return True
+        return False
+
+    def _apply3(self, exchanges: list[tuple[int, int, int, int]], cities: tuple[int, ...]) -> bool:
+        for arcs in exchanges:
+            self.exchange(*arcs)
+        for x in cities:
+            self.push(x)
+        return True
+
+    def _split(self, t1: int, t2: int, t3: int, p2: int, off3: int, step: int, g1: float) -> bool:
+        """t4 after t3 (native _three_opt_split)."""
+        d, pos, eps = self.d, self.pos_of, self.eps
+        L = len(self.routes[0])
+        t4 = self.at(p2 + (off3 + 1) * step)
+        if t4 == t1:
+            return False
+        for t5 in self.neigh[t4]:
+            if t5 == t3:
                 continue
-            for t5 in self.neigh[t4]:
-                if t5 == t3:
-                    continue
-                g2 = g1 + d[t3][t4] - d[t4][t5]
-                if g2 <= 0:
-                    break
-                off5 = ((pos[t5] - p2) * step + L) % L
-                if off5 > off3:
-                    continue
-                for swap in (True, False):
+            g2 = g1 + d[t3][t4] - d[t4][t5]
+            if g2 <= 0:
+                break
+            off5 = ((pos[t5] - p2) * step + L) % L
+            if off5 > off3:
+                continue
+            for swap in (True, False):
+                if swap:
+                    if off5 == off3:
+                        continue
+                    t6 = self.at(p2 + (off5 + 1) * step)
+                else:
+                    if off5 == 0:
+                        continue
+                    t6 = self.at(p2 + (off5 - 1) * step)
+                delta = (d[t2][t3] + d[t4][t5] + d[t6][t1]
+                         - d[t1][t2] - d[t3][t4] - d[t5][t6])
+                if delta < -eps:
                     if swap:
-                        if off5 == off3:
-                            continue
-                        t6 = self.at(p2 + (off5 + 1) * step)
+                        moves = [(t1, t2, t3, t4), (t1, t3, t6, t5), (t3, t5, t2, t4)]
                     else:
-                        if off5 == 0:
-                            continue
-                        t6 = self.at(p2 + (off5 - 1) * step)
-                    delta = (d[t2][t3] + d[t4][t5] + d[t6][t1]
-                             - d[t1][t2] - d[t3][t4] - d[t5][t6])
-                    if delta < -eps:
-                        if swap:
-                            self.exchange(t1, t2, t3, t4)
-                            self.exchange(t1, t3, t6, t5)
-                            self.exchange(t3, t5, t2, t4)
-                        else:
-                            self.exchange(t1, t2, t6, t5)
-                            self.exchange(t2, t5, t3, t4)
-                        for x in (t1, t2, t3, t4, t5, t6):
-                            self.push(x)
-                        return True
+                        moves = [(t1, t2, t6, t5), (t2, t5, t3, t4)]
+                    return self._apply3(moves, (t1, t2, t3, t4, t5, t6))
+        return False
+
+    def _valid(self, t1: int, t2: int, t3: int, p2: int, off3: int, step: int, g1: float) -> bool:
+        """t4 before t3: a 2-opt move then a second one from its closing arc (native
+        _three_opt_valid)."""
+        d, pos, eps = self.d, self.pos_of, self.eps
+        L = len(self.routes[0])
+        if off3 < 2:
+            return False
+        t4 = self.at(p2 + (off3 - 1) * step)
+        for t5 in self.neigh[t4]:
+            if t5 == t3 or t5 == t1:
+                continue
+            g2 = g1 + d[t3][t4] - d[t4][t5]
+            if g2 <= 0:
+                break
+            off5 = ((pos[t5] - p2) * step + L) % L
+            if off5 == off3 - 2:
+                continue
+            t6 = self.at(p2 + (off5 + 1 if off5 < off3 else off5 - 1) * step)
+            delta = (d[t2][t3] + d[t4][t5] + d[t6][t1]
+                     - d[t1][t2] - d[t3][t4] - d[t5][t6])
+            if delta < -eps:
+                return self._apply3([(t1, t2, t4, t3), (t1, t4, t6, t5)], (t1, t2, t3, t4, t5, t6))
         return False
 
     # -- VRP -----------------------------------------------------------------------------
@@ -407,7 +442,7 @@ def local_search(solution: Any, problem_data: dict, touched: Sequence[int] | Non
     the result is a local optimum). neighbours: the core's candidate table (its first
     LS_NEIGHBOURS columns are used); by default the nearest neighbours, as the core has them
     except on a tour computed on demand (pass ``problem.core.near`` there). three_opt: on a
-    tour, also the or-3opt moves (a repair's ``local_search=2``).
+    tour, also the sequential 3-opt moves (a repair's ``local_search=2``).
     """
     search = _Search(solution, problem_data, neighbours, three_opt)
     search.run(None if touched is None else list(touched))
