@@ -46,7 +46,7 @@ def make_problem(kind: str, n: int, seed: int, capacity: int):
 def native_chain_step(inst, kind: str, sol, step: int, rng, n: int, check=lambda: None) -> None:
     """One step of a long chain of native operator calls on one Solution, as the loop reuses
     its solutions: destroy 1 .. n/2 nodes (the step-th operator in turn), check(), repair
-    (every few steps with local search or granular lists), check()."""
+    (every few steps with local search, of either level, or granular lists), check()."""
     from glns._core._native_ops import NATIVE_DESTROY, NATIVE_REPAIR, apply_destroy, apply_repair
 
     destroys = sorted(name for name, d in NATIVE_DESTROY.items() if kind in d.problems)
@@ -54,7 +54,7 @@ def native_chain_step(inst, kind: str, sol, step: int, rng, n: int, check=lambda
     k = 1 + rng.randrange(max(1, n // 2))
     removed, _, _ = apply_destroy(destroys[step % len(destroys)], inst, sol, k, rng.next_u64())
     check()
-    params = {"local_search": 1} if step % 3 else {}
+    params = {"local_search": 1 + (step // 3) % 2} if step % 3 else {}
     if step % 4 == 1:
         params["neighbours"] = 5
     name = repairs[(step // len(destroys)) % len(repairs)]

@@ -46,7 +46,7 @@ def _check_result(problem, result):
 
 
 @pytest.mark.parametrize("kind", KINDS)
-@pytest.mark.parametrize("local_search", [0, 1])
+@pytest.mark.parametrize("local_search", [0, 1, 2])
 def test_every_native_operator_keeps_the_twins_equal(checked_sync, kind, local_search):
     problem = make_problem(kind, 60, 5, capacity=30)
     destroy = _natives(kind, "destroy")

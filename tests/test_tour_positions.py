@@ -147,7 +147,7 @@ def _run_all_natives(problem, seed: int, iterations: int) -> glns.Result:
                "random_removal", "worst_removal"]
     repair = [glns.operators.native("greedy_insertion"),
               glns.operators.native("blink_insertion", local_search=1),
-              glns.operators.native("regret_insertion", local_search=1, neighbours=8)]
+              glns.operators.native("regret_insertion", local_search=2, neighbours=8)]
     return glns.solve(problem, destroy, repair, iterations=iterations, seed=seed)
 
 
