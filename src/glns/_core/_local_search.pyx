@@ -282,16 +282,11 @@ cdef int _tsp_try(Work *w, int v) noexcept nogil:
     return 0
 
 
-cdef inline int _t_step(const Sol *s, int x, int d) noexcept nogil:
-    """The city after x in direction d (+1: the array's order, -1: against it)."""
-    return _t_at(s, sol_pos(s, x) + d)
-
-
 cdef void _tsp_exchange(Sol *s, int a, int b, int c, int d) noexcept nogil:
     """Replace arcs (a, b), (c, d) by (a, c), (b, d), where b follows a and d follows c in the
     same direction of the tour (a 2-opt move written by its cities, whichever way the array
     holds the tour)."""
-    if _t_step(s, a, 1) == b:
+    if _t_at(s, sol_pos(s, a) + 1) == b:
         _tsp_two_opt(s, a, c)
     else:
         _tsp_two_opt(s, b, d)
@@ -313,25 +308,37 @@ cdef int _tsp_three_opt(Work *w, int t1, int pos_1, int d) noexcept nogil:
     cdef int L = s.length[0]
     cdef int t2 = _t_at(s, pos_1 + d)
     cdef int pos_2 = sol_pos(s, t2)
+    cdef double d12 = dist(inst, t1, t2)
     cdef int c3, t3, off3
-    cdef double g1
+    cdef double d23
     for c3 in range(w.K):
         t3 = inst.near[t2 * inst.n_near + c3]
         if t3 == t1:
             continue
-        g1 = dist(inst, t1, t2) - dist(inst, t2, t3)
-        if g1 <= 0:
+        d23 = dist(inst, t2, t3)
+        if d12 - d23 <= 0:
             break               # candidates are nearest first: no later t3 gains either
         off3 = ((sol_pos(s, t3) - pos_2) * d + L) % L     # t3's place on the path from t2
-        if (_three_opt_split(w, t1, t2, t3, pos_2, off3, d, g1)
-                or _three_opt_valid(w, t1, t2, t3, pos_2, off3, d, g1)):
+        if (_three_opt_split(w, t1, t2, t3, pos_2, off3, d, d12, d23)
+                or _three_opt_valid(w, t1, t2, t3, pos_2, off3, d, d12, d23)):
             return 1
     return 0
 
 
+cdef inline double _three_opt_delta(const Inst *inst, double d12, double d23, double d34,
+                                    double d45, int t5, int t6, int t1) noexcept nogil:
+    """Change of cost of the move: + y1 + y2 + (t6, t1) - x1 - x2 - (t5, t6)."""
+    return d23 + d45 + dist(inst, t6, t1) - d12 - d34 - dist(inst, t5, t6)
+
+
+cdef inline void _push_six(Work *w, int t1, int t2, int t3, int t4, int t5, int t6) noexcept nogil:
+    """Queue the ends of the three changed arc pairs."""
+    _push(w, t1); _push(w, t2); _push(w, t3); _push(w, t4); _push(w, t5); _push(w, t6)
+
+
 cdef int _three_opt_split(Work *w, int t1, int t2, int t3, int pos_2, int off3, int d,
-                          double g1) noexcept nogil:
-    """t4 after t3, so that closing up with (t4, t1) would split the tour (module order: the
+                          double d12, double d23) noexcept nogil:
+    """t4 after t3, so that closing up with (t4, t1) would split the tour (the
     "or-3opt" moves). t5 must lie on the path t2 .. t3; with t6 after t5 the paths t2 .. t5
     and t6 .. t3 swap places, with t6 before t5 both are reversed in place."""
     cdef Sol *s = w.s
@@ -339,15 +346,17 @@ cdef int _three_opt_split(Work *w, int t1, int t2, int t3, int pos_2, int off3, 
     cdef int L = s.length[0]
     cdef int t4 = _t_at(s, pos_2 + (off3 + 1) * d)
     cdef int c5, t5, t6, off5, side
-    cdef double g2, delta
+    cdef double d34, d45, g
     if t4 == t1:
         return 0                # x2 would be (t3, t1): an or-opt of t1
+    d34 = dist(inst, t3, t4)
+    g = d12 - d23 + d34         # the gain before (t4, t5)
     for c5 in range(w.K):
         t5 = inst.near[t4 * inst.n_near + c5]
         if t5 == t3:
             continue            # y2 would put x2 back
-        g2 = g1 + dist(inst, t3, t4) - dist(inst, t4, t5)
-        if g2 <= 0:
+        d45 = dist(inst, t4, t5)
+        if g - d45 <= 0:
             break
         off5 = ((sol_pos(s, t5) - pos_2) * d + L) % L
         if off5 > off3:
@@ -361,9 +370,7 @@ cdef int _three_opt_split(Work *w, int t1, int t2, int t3, int pos_2, int off3, 
                 if off5 == 0:
                     continue
                 t6 = _t_at(s, pos_2 + (off5 - 1) * d)
-            delta = (dist(inst, t2, t3) + dist(inst, t4, t5) + dist(inst, t6, t1)
-                     - dist(inst, t1, t2) - dist(inst, t3, t4) - dist(inst, t5, t6))
-            if delta < -w.eps:
+            if _three_opt_delta(inst, d12, d23, d34, d45, t5, t6, t1) < -w.eps:
                 if side == 0:       # t1 [t2..t5][t6..t3] t4 -> t1 [t6..t3][t2..t5] t4
                     _tsp_exchange(s, t1, t2, t3, t4)
                     _tsp_exchange(s, t1, t3, t6, t5)
@@ -371,13 +378,13 @@ cdef int _three_opt_split(Work *w, int t1, int t2, int t3, int pos_2, int off3, 
                 else:               # t1 [t2..t6][t5..t3] t4 -> t1 [t6..t2][t3..t5] t4
                     _tsp_exchange(s, t1, t2, t6, t5)
                     _tsp_exchange(s, t2, t5, t3, t4)
-                _push(w, t1); _push(w, t2); _push(w, t3); _push(w, t4); _push(w, t5); _push(w, t6)
+                _push_six(w, t1, t2, t3, t4, t5, t6)
                 return 1
     return 0
 
 
 cdef int _three_opt_valid(Work *w, int t1, int t2, int t3, int pos_2, int off3, int d,
-                          double g1) noexcept nogil:
+                          double d12, double d23) noexcept nogil:
     """t4 before t3, so that closing up with (t4, t1) would be a 2-opt move (not necessarily an
     improving one) giving the tour T' = t1 [t4 .. t2] [t3 .. ]; then a second 2-opt move on T'
     removes (t1, t4) and (t6, t5) with t6 before t5 in T', and adds (t4, t5) and (t6, t1)."""
@@ -385,28 +392,28 @@ cdef int _three_opt_valid(Work *w, int t1, int t2, int t3, int pos_2, int off3, 
     cdef const Inst *inst = w.inst
     cdef int L = s.length[0]
     cdef int t4, c5, t5, t6, off5
-    cdef double g2, delta
+    cdef double d34, d45, g
     if off3 < 2:
         return 0                # t3 right after t2: (t2, t3) is already an arc
     t4 = _t_at(s, pos_2 + (off3 - 1) * d)
+    d34 = dist(inst, t3, t4)
+    g = d12 - d23 + d34
     for c5 in range(w.K):
         t5 = inst.near[t4 * inst.n_near + c5]
         if t5 == t3 or t5 == t1:
             continue            # (t5, t6) would be y1, or (t4, t5) an arc of T'
-        g2 = g1 + dist(inst, t3, t4) - dist(inst, t4, t5)
-        if g2 <= 0:
+        d45 = dist(inst, t4, t5)
+        if g - d45 <= 0:
             break
         off5 = ((sol_pos(s, t5) - pos_2) * d + L) % L
         if off5 == off3 - 2:
             continue            # (t4, t5) is an arc of T'
         # t5's predecessor in T': the path t2 .. t4 runs backwards there, the rest forwards
         t6 = _t_at(s, pos_2 + (off5 + 1 if off5 < off3 else off5 - 1) * d)
-        delta = (dist(inst, t2, t3) + dist(inst, t4, t5) + dist(inst, t6, t1)
-                 - dist(inst, t1, t2) - dist(inst, t3, t4) - dist(inst, t5, t6))
-        if delta < -w.eps:
+        if _three_opt_delta(inst, d12, d23, d34, d45, t5, t6, t1) < -w.eps:
             _tsp_exchange(s, t1, t2, t4, t3)
             _tsp_exchange(s, t1, t4, t6, t5)
-            _push(w, t1); _push(w, t2); _push(w, t3); _push(w, t4); _push(w, t5); _push(w, t6)
+            _push_six(w, t1, t2, t3, t4, t5, t6)
             return 1
     return 0
 

@@ -13,8 +13,8 @@ Neighbourhoods (see the native module for the full rules):
 * TSP: 2-opt, and or-opt of a segment of 1..3 cities next to a neighbour in both orientations;
   with ``three_opt``, then sequential 3-opt by Lin-Kernighan's positive-gain rule (two
   adjacent paths swap places, or both are reversed in place, or a 2-opt move followed by a
-  second one from its closing arc). On an asymmetric matrix only or-opt without reversal (the other moves
-  reverse a path, whose cost backwards differs).
+  second one from its closing arc). On an asymmetric matrix only or-opt without reversal (the
+  other moves reverse a path, whose cost backwards differs).
 * CVRP/OVRP: relocate (next to a neighbour in any route with room, or alone in a new route),
   swap of two customers of different routes, intra-route 2-opt (segment reversal, symmetric
   matrices only; in an OVRP also reversing a whole route), and 2-opt* (tail exchange of two
@@ -239,14 +239,16 @@ class _Search:
         L = len(self.routes[0])
         t2 = self.at(pos[t1] + step)
         p2 = pos[t2]
+        d12 = d[t1][t2]
         for t3 in self.neigh[t2]:
             if t3 == t1:
                 continue
-            g1 = d[t1][t2] - d[t2][t3]
-            if g1 <= 0:
+            d23 = d[t2][t3]
+            if d12 - d23 <= 0:
                 break  # nearest first: no later candidate gains either
             off3 = ((pos[t3] - p2) * step + L) % L
-            if self._split(t1, t2, t3, p2, off3, step, g1) or self._valid(t1, t2, t3, p2, off3, step, g1):
+            args = (t1, t2, t3, p2, off3, step, d12, d23)
+            if self._split(*args) or self._valid(*args):
                 return True
         return False
 
@@ -257,18 +259,21 @@ class _Search:
             self.push(x)
         return True
 
-    def _split(self, t1: int, t2: int, t3: int, p2: int, off3: int, step: int, g1: float) -> bool:
+    def _split(self, t1: int, t2: int, t3: int, p2: int, off3: int, step: int, d12: float,
+               d23: float) -> bool:
         """t4 after t3 (native _three_opt_split)."""
         d, pos, eps = self.d, self.pos_of, self.eps
         L = len(self.routes[0])
         t4 = self.at(p2 + (off3 + 1) * step)
         if t4 == t1:
             return False
+        d34 = d[t3][t4]
+        g = d12 - d23 + d34
         for t5 in self.neigh[t4]:
             if t5 == t3:
                 continue
-            g2 = g1 + d[t3][t4] - d[t4][t5]
-            if g2 <= 0:
+            d45 = d[t4][t5]
+            if g - d45 <= 0:
                 break
             off5 = ((pos[t5] - p2) * step + L) % L
             if off5 > off3:
@@ -282,9 +287,7 @@ class _Search:
                     if off5 == 0:
                         continue
                     t6 = self.at(p2 + (off5 - 1) * step)
-                delta = (d[t2][t3] + d[t4][t5] + d[t6][t1]
-                         - d[t1][t2] - d[t3][t4] - d[t5][t6])
-                if delta < -eps:
+                if d23 + d45 + d[t6][t1] - d12 - d34 - d[t5][t6] < -eps:
                     if swap:
                         moves = [(t1, t2, t3, t4), (t1, t3, t6, t5), (t3, t5, t2, t4)]
                     else:
@@ -292,7 +295,8 @@ class _Search:
                     return self._apply3(moves, (t1, t2, t3, t4, t5, t6))
         return False
 
-    def _valid(self, t1: int, t2: int, t3: int, p2: int, off3: int, step: int, g1: float) -> bool:
+    def _valid(self, t1: int, t2: int, t3: int, p2: int, off3: int, step: int, d12: float,
+               d23: float) -> bool:
         """t4 before t3: a 2-opt move then a second one from its closing arc (native
         _three_opt_valid)."""
         d, pos, eps = self.d, self.pos_of, self.eps
@@ -300,19 +304,19 @@ class _Search:
         if off3 < 2:
             return False
         t4 = self.at(p2 + (off3 - 1) * step)
+        d34 = d[t3][t4]
+        g = d12 - d23 + d34
         for t5 in self.neigh[t4]:
             if t5 == t3 or t5 == t1:
                 continue
-            g2 = g1 + d[t3][t4] - d[t4][t5]
-            if g2 <= 0:
+            d45 = d[t4][t5]
+            if g - d45 <= 0:
                 break
             off5 = ((pos[t5] - p2) * step + L) % L
             if off5 == off3 - 2:
                 continue
             t6 = self.at(p2 + (off5 + 1 if off5 < off3 else off5 - 1) * step)
-            delta = (d[t2][t3] + d[t4][t5] + d[t6][t1]
-                     - d[t1][t2] - d[t3][t4] - d[t5][t6])
-            if delta < -eps:
+            if d23 + d45 + d[t6][t1] - d12 - d34 - d[t5][t6] < -eps:
                 return self._apply3([(t1, t2, t4, t3), (t1, t4, t6, t5)], (t1, t2, t3, t4, t5, t6))
         return False
 
