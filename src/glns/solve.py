@@ -25,8 +25,8 @@ __all__ = ["solve", "default_portfolio", "DEFAULT_DESTROY", "DEFAULT_REPAIR", "L
 
 # The default portfolio, tuned with tools/tune_portfolio.py on generated instances only (see
 # docs/portfolio.md): SISR string removal, and SISR's blink insertion next to regret-2, both
-# ending with the native local search (with 3-opt on a tour). With SolveParams' default destroy range
-# (20-60 % of the nodes, at most 60) and scale-aware annealing.
+# ending with the native local search (with 3-opt on a tour). With SolveParams' default
+# destroy range (20-60 % of the nodes, at most 60) and scale-aware annealing.
 DEFAULT_DESTROY = (_ops.native("string_removal"),)
 _REPAIR_SETTINGS = (("blink_insertion", {"order": 4, "local_search": 2}),
                     ("regret_insertion", {"k": 2, "local_search": 2}))
