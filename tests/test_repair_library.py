@@ -352,9 +352,44 @@ def test_repairs_match_twins_on_every_distance_source(monkeypatch, source, kind,
     assert state == rng.state
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_tour_repairs_widen_to_the_whole_list_before_every_position(seed):
+    """A removed stretch of a good tour holds all g nearest neighbours of the cities in its
+    middle. Those are tried next to their routed neighbours among the whole neighbour list
+    (CAND_WIDE), not at every position; the native caches and choices equal the twins'."""
+    problem = make_problem("tsp", 150, seed, 0)
+    tour = glns.solve(problem, iterations=300, seed=seed).solution
+    removed, partial, _ = apply_destroy("string_removal", problem.core, tour, 50, seed)
+    data = problem.problem_data()
+    g = 3
+    snapshots, complete = regret_trace(problem.core, partial, removed, 2, g)
+    levels = [level for snap in snapshots for level in snap["granular"].values()]
+    assert twins.CAND_WIDE in levels
+    assert twins.CAND_ALL not in levels     # some neighbour of the whole list is always routed
+    for snap in snapshots:
+        ref = twins.regret_reference(snap["routes"], list(snap["cache"]), data, 2, g)
+        for w, (options, level, score) in ref.items():
+            assert (snap["cache"][w], snap["granular"][w], snap["scores"][w]) == (options, level, score)
+            if level == twins.CAND_WIDE:    # every cached edge touches a whole-list neighbour
+                route = snap["routes"]
+                wide = set(problem.core.neighbours[w].tolist())
+                for _, pos in options:
+                    a, b = route[pos - 1], route[pos % len(route)]
+                    assert a in wide or b in wide
+                assert not set(problem.core.near[w][:g].tolist()) & set(route)
+    assert complete == twins.regret_insertion(partial, removed, data, SplitMix64(0), k=2, neighbours=g)
+    params = {"order": 0, "blink_rate": 0.05, "neighbours": g}
+    blinked, state = apply_repair("blink_insertion", problem.core, partial, removed, seed, params)
+    rng = SplitMix64(seed)
+    assert blinked == twins.blink_insertion(partial, removed, data, rng, **params)
+    assert state == rng.state
+    _assert_complete(problem, blinked)
+
+
 @settings(max_examples=10, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(seed=st.integers(0, 10**6), frac=st.floats(0.02, 0.3), g=st.sampled_from([5, 20, 40]))
-def test_granular_repairs_and_local_search_on_quadrant_candidates(monkeypatch, seed, frac, g):
+@given(seed=st.integers(0, 10**6), frac=st.floats(0.02, 0.4), g=st.sampled_from([5, 20, 40]),
+       destroy=st.sampled_from(["random_removal", "string_removal"]))
+def test_granular_repairs_and_local_search_on_quadrant_candidates(monkeypatch, seed, frac, g, destroy):
     """On a tour computed on demand the core's candidates have neighbours in every quadrant;
     given that table the twins (repairs and local search) make the same choices."""
     from glns._core._local_search import local_search_py
@@ -368,7 +403,7 @@ def test_granular_repairs_and_local_search_on_quadrant_candidates(monkeypatch, s
     assert core.on_demand and not np.array_equal(core.near, core.neighbours[:, :20])
     x = random_solution(problem, SplitMix64(seed))
     k = max(1, int(round(frac * problem.n_customers)))
-    removed, partial, _ = apply_destroy("random_removal", core, x, k, seed + 1)
+    removed, partial, _ = apply_destroy(destroy, core, x, k, seed + 1)
     data = problem.problem_data()
     for name, params, twin in (("blink_insertion", {"order": 0, "blink_rate": 0.1, "neighbours": g},
                                 twins.blink_insertion),

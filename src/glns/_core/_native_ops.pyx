@@ -161,7 +161,8 @@ _catalog.append(declare_repair(
             Param("blink_rate", 0.01, 0.0, 1.0, doc="probability of skipping each evaluated position"),
             Param("neighbours", 0, 0, integer=True,
                   doc="granular: only positions next to the node's G nearest neighbours (and a new "
-                      "route); all positions when none of those has room (0 = always all)")),
+                      "route); a tour city with none routed tries next to its whole neighbour list; "
+                      "all positions when none of those has room (0 = always all)")),
     doc="SISR recreate: cheapest position in a sorted order, positions skipped at random"))
 
 
@@ -180,7 +181,8 @@ _catalog.append(declare_repair(
     params=(Param("k", 2, 2, 3, integer=True, doc="regret degree: sum of c_j - c_1 for j = 2..k"),
             Param("neighbours", 0, 0, integer=True,
                   doc="granular: only positions next to the node's G nearest neighbours (and a new "
-                      "route); all positions when none of those has room (0 = always all)")),
+                      "route); a tour city with none routed tries next to its whole neighbour list; "
+                      "all positions when none of those has room (0 = always all)")),
     doc="regret-k insertion with cached per-route (VRP) / k-best (TSP) insertion costs"))
 
 

@@ -65,6 +65,21 @@ cdef void _route_scan(const Sol *s, const Inst *inst, int v, int r, double rate,
         a = b
 
 
+cdef inline double _tour_delta(const Sol *s, const Inst *inst, int a, int b, double av,
+                               double vb) noexcept nogil:
+    """insertion_delta of a city v between the tour neighbours a and b, given d(a, v) and d(v, b):
+    the same float, with d(a, b) read from b's owned cost (its incoming arc) when cached. With
+    d(v, x) shared by the positions before and after a city x, this halves the distances of
+    the TSP regret and blink repairs, which dominate their time (and d is computed from
+    coordinates on large instances)."""
+    return av + vb - (s.own[b] if s.own_ok[b] else dist(inst, a, b))
+
+
+cdef inline double _reverse(const Inst *inst, double ab, int a, int b) noexcept nogil:
+    """d(b, a), given ab = d(a, b): no second distance when they are symmetric."""
+    return ab if inst.symmetric else dist(inst, b, a)
+
+
 # ---------------------------------------------------------------------------------------------
 # Shared helpers of the library repair operators
 
@@ -296,10 +311,24 @@ cdef inline bint _fits(const Sol *s, const Inst *inst, int v, int r) noexcept no
     return fits(inst, s.load[r], v)
 
 
-cdef inline void _near(const Inst *inst, int v, int g, int a, int u, int b,
+cdef inline const int *_wide_row(const Inst *inst, int v) noexcept nogil:
+    """v's whole neighbour list (inst.n_neigh entries, nearest first)."""
+    return &inst.neigh[v * inst.n_neigh]
+
+
+cdef inline int _wide(const Inst *inst, int g) noexcept nogil:
+    """How many neighbours a granular repair (g > 0) of a tour tries when none of the g
+    nearest is routed, before it falls back to every position: the whole neighbour list, or 0
+    when that is no wider. A destroyed stretch of tour often holds all g nearest neighbours
+    of a city in its middle, and every position of a large tour costs O(n)."""
+    if g > 0 and is_tour(inst) and inst.n_neigh > g:
+        return inst.n_neigh
+    return 0
+
+
+cdef inline void _near(const int *nb, int g, int a, int u, int b,
                        bint *near_a, bint *near_u, bint *near_b) noexcept nogil:
-    """Which of a, u, b are among v's g nearest neighbours (granular insertion)."""
-    cdef const int *nb = _row(inst, v, g)
+    """Which of a, u, b are among the first g entries of the neighbour list nb."""
     cdef int j
     near_a[0] = near_u[0] = near_b[0] = False
     for j in range(g):
@@ -374,16 +403,18 @@ cdef int _insertion_order(const Inst *inst, const int *removed, int m, int order
     return 0
 
 
-cdef void _blink_scan_granular(const Sol *s, const Inst *inst, int v, int g, int *mark, int stamp,
-                               double rate, uint64_t *rng, Best *best) noexcept nogil:
-    """The positions directly before and after each of v's g nearest neighbours, each once.
+cdef void _blink_scan_granular(const Sol *s, const Inst *inst, int v, const int *nb, int g,
+                               int *mark, int stamp, double rate, uint64_t *rng,
+                               Best *best) noexcept nogil:
+    """The positions directly before and after each of the g neighbours nb[0:g] of v, each once.
 
     Neighbours are visited nearest first. The position after neighbour x is skipped when the
     node following x is itself one of the g neighbours: that position is the one before it
     (so it is offered, and may blink, only once). `mark[w] == stamp` flags the neighbours.
     """
-    cdef const int *nb = _row(inst, v, g)
-    cdef int j, x, r, p, q, nxt
+    cdef int j, x, r, p, q, nxt, a
+    cdef bint tour = is_tour(inst)
+    cdef double vx = 0.0
     for j in range(g):
         mark[nb[j]] = stamp
     for j in range(g):
@@ -392,13 +423,23 @@ cdef void _blink_scan_granular(const Sol *s, const Inst *inst, int v, int g, int
         if r < 0 or not _fits(s, inst, v, r):
             continue
         p = sol_pos(s, x)
+        if tour:
+            vx = dist(inst, v, x)
         if not _blinks(rate, rng):
-            _consider(best, insertion_delta(s, inst, v, r, p), r, p)
+            if tour:
+                a = s.nodes[p - 1] if p > 0 else s.nodes[s.length[0] - 1]
+                _consider(best, _tour_delta(s, inst, a, x, dist(inst, a, v), vx), r, p)
+            else:
+                _consider(best, insertion_delta(s, inst, v, r, p), r, p)
         q = _after(s, inst, r, p, &nxt)
         if nxt >= 0 and mark[nxt] == stamp:
             continue
         if not _blinks(rate, rng):
-            _consider(best, insertion_delta(s, inst, v, r, q), r, q)
+            if tour:
+                _consider(best, _tour_delta(s, inst, x, nxt, _reverse(inst, vx, v, x),
+                                            dist(inst, v, nxt)), r, q)
+            else:
+                _consider(best, insertion_delta(s, inst, v, r, q), r, q)
 
 
 cdef int blink_insertion(Sol *s, const Inst *inst, const int *removed, int n_removed,
@@ -410,11 +451,13 @@ cdef int blink_insertion(Sol *s, const Inst *inst, const int *removed, int n_rem
     blink_rate: each evaluated position is skipped with this probability (one rng_uniform per
     evaluated position, none when the rate is 0; the new-route option never blinks).
     neighbours: g > 0 restricts v to the positions next to its g nearest neighbours (granular);
-    when none of those is available (no room, unrouted, or all blinked) the full scan runs.
+    when none of those is available (no room, unrouted, or all blinked) a tour tries next to
+    its whole neighbour list (_wide), and then the full scan runs.
     If every position blinked, a VRP node opens a new route and a TSP city takes its cheapest
     position without blinks. Ties: first route, first position, as greedy_insertion.
     """
     cdef int g = _granularity(inst, neighbours)
+    cdef int wide = _wide(inst, g)
     cdef int code = <int> order if (order >= 0.0 and order <= ORDER_SISR) else -1
     cdef int i, v
     cdef Best best
@@ -440,8 +483,12 @@ cdef int blink_insertion(Sol *s, const Inst *inst, const int *removed, int n_rem
             best.cost = INFINITY
             best.route = -1
             best.pos = 0
-            if g > 0:
-                _blink_scan_granular(s, inst, v, g, mark, i + 1, blink_rate, rng, &best)
+            if g > 0:       # (stamps 2i + 1 and 2i + 2: each scan marks its own list)
+                _blink_scan_granular(s, inst, v, _row(inst, v, g), g, mark, 2 * i + 1,
+                                     blink_rate, rng, &best)
+                if best.route < 0 and wide > 0:
+                    _blink_scan_granular(s, inst, v, _wide_row(inst, v), wide, mark, 2 * i + 2,
+                                         blink_rate, rng, &best)
             if best.route < 0:
                 _scan_routes(s, inst, v, blink_rate, rng, &best, &sc)
             if best.route < 0 and is_tour(inst):
@@ -473,7 +520,14 @@ cdef int blink_insertion(Sol *s, const Inst *inst, const int *removed, int n_rem
 # node (positions shift, edges do not); again only nodes that cached edge (a, b) rescan.
 # So an insertion usually costs O(1) per pending node (O(g) with granular lists).
 # Granular (g > 0): a node's candidates are the positions next to its g nearest neighbours;
-# when it has none (no routed neighbour with room) its cache holds all positions instead.
+# when it has none (no routed neighbour with room) its cache holds all positions instead. A
+# tour city first widens to the positions next to its routed neighbours among its whole list
+# (_wide); its cache says which of the three it holds (Regret.granular).
+
+cdef enum:
+    CAND_ALL = 0        # every position
+    CAND_NEAR = 1       # next to the g nearest neighbours
+    CAND_WIDE = 2       # (tours) next to the neighbours of the whole list
 
 cdef enum:
     # A VRP cache entry not computed: the route was skipped by its bound (_route_bounds), and
@@ -490,6 +544,7 @@ cdef enum:
 ctypedef struct Regret:
     int k               # regret degree (2 or 3)
     int g               # granular neighbours per node (0: all positions)
+    int wide            # TSP: the whole list's neighbours, tried when no g nearest is routed
     int alive           # nodes still to insert: their slots are todo[0:alive]
     int *todo
     int *node           # slot -> node id
@@ -499,7 +554,7 @@ ctypedef struct Regret:
     int *where          # VRP: position of that insertion (-1: none); TSP: start node of the
                         # edge (-1: the one position of an empty tour)
     int *count          # TSP: edges cached per slot
-    char *granular      # the slot caches granular candidates (else all positions)
+    char *granular      # which candidates the slot caches: CAND_* (VRP: ALL or NEAR)
     double *top         # VRP: slot x TOP_HELD, the cheapest options (ascending), new route included
     int *top_route      # their routes (-1: the new route)
     int *n_top          # options held (0..TOP_HELD)
@@ -593,7 +648,7 @@ cdef void _vrp_fill_listed(Regret *st, const Sol *s, const Inst *inst, int i) no
     cdef int seeds[SEED_NEIGHBOURS]
     cdef int r, j, t
     cdef double gap = 0.0, dearest
-    st.granular[i] = False
+    st.granular[i] = CAND_ALL
     st.n_top[i] = 0
     st.top_all[i] = True
     _top_offer(st, i, new_route_cost(inst, v), -1)
@@ -652,7 +707,7 @@ cdef void _vrp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept 
             _keep_first(&c[r], &p[r], insertion_delta(s, inst, v, r, q), q)
             _keep_first(&c[r], &p[r], insertion_delta(s, inst, v, r, q + 1), q + 1)
             found = True
-    st.granular[i] = found
+    st.granular[i] = CAND_NEAR if found else CAND_ALL
     if not found:
         for j in range(s.n_routes):
             r = s.order[j]
@@ -790,14 +845,14 @@ cdef void _vrp_update(Regret *st, const Sol *s, const Inst *inst, int i, int r, 
     cdef int new_p, j, t
     cdef bint near_a = True, near_u = True, near_b = True
     if st.g > 0:
-        _near(inst, v, st.g, a, u, b, &near_a, &near_u, &near_b)
+        _near(_row(inst, v, st.g), st.g, a, u, b, &near_a, &near_u, &near_b)
         if not st.granular[i]:
             # No neighbour of v had a route with room, and r only lost room: u is the only
             # way a granular candidate can appear.
             if near_u and _fits(s, inst, v, r):
                 _clear_row(st, s, i)
                 _vrp_route_granular(s, inst, v, r, st.g, &c[r], &p[r])
-                st.granular[i] = True
+                st.granular[i] = CAND_NEAR
                 _top_rebuild(st, s, inst, i)
                 return
             near_a = near_u = near_b = True         # all positions are candidates
@@ -907,27 +962,46 @@ cdef void _tsp_offer(Regret *st, const Sol *s, int i, double c, int start) noexc
     st.count[i] = n + 1
 
 
-cdef void _tsp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept nogil:
-    """Slot i's k cheapest edges: among granular candidates if it has any, else all. """
+cdef void _tsp_fill_next_to(Regret *st, const Sol *s, const Inst *inst, int i, const int *nb,
+                            int g) noexcept nogil:
+    """Offer slot i the edges before and after each routed neighbour in nb[0:g]."""
     cdef int v = st.node[i]
     cdef int L = s.length[0]
     cdef const int *row = s.nodes
-    cdef const int *nb
-    cdef int j, x, p, pos
+    cdef int j, x, p, a, b
+    cdef double vx
+    for j in range(g):
+        x = nb[j]
+        if s.route_of[x] < 0:
+            continue
+        p = sol_pos(s, x)
+        a = row[p - 1] if p > 0 else row[L - 1]
+        b = row[p + 1] if p + 1 < L else row[0]
+        vx = dist(inst, v, x)
+        _tsp_offer(st, s, i, _tour_delta(s, inst, a, x, dist(inst, a, v), vx), a)
+        _tsp_offer(st, s, i, _tour_delta(s, inst, x, b, _reverse(inst, vx, v, x),
+                                          dist(inst, v, b)), x)
+
+
+cdef void _tsp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept nogil:
+    """Slot i's k cheapest edges: next to its g nearest neighbours if any is routed, else next
+    to the routed ones of its whole list (st.wide), else among all."""
+    cdef int v = st.node[i]
+    cdef int L = s.length[0]
+    cdef const int *row = s.nodes
+    cdef int pos
     st.count[i] = 0
-    st.granular[i] = False
+    st.granular[i] = CAND_ALL
     if st.g > 0 and L > 0:
-        nb = _row(inst, v, st.g)
-        for j in range(st.g):
-            x = nb[j]
-            if s.route_of[x] < 0:
-                continue
-            p = sol_pos(s, x)
-            _tsp_offer(st, s, i, insertion_delta(s, inst, v, 0, p), row[p - 1] if p > 0 else row[L - 1])
-            _tsp_offer(st, s, i, insertion_delta(s, inst, v, 0, p + 1 if p + 1 < L else 0), x)
+        _tsp_fill_next_to(st, s, inst, i, _row(inst, v, st.g), st.g)
         if st.count[i] > 0:
-            st.granular[i] = True
+            st.granular[i] = CAND_NEAR
             return
+        if st.wide > 0:
+            _tsp_fill_next_to(st, s, inst, i, _wide_row(inst, v), st.wide)
+            if st.count[i] > 0:
+                st.granular[i] = CAND_WIDE
+                return
     if L == 0:
         _tsp_offer(st, s, i, insertion_delta(s, inst, v, 0, 0), -1)
         return
@@ -940,7 +1014,8 @@ cdef void _tsp_update(Regret *st, const Sol *s, const Inst *inst, int i, int u, 
     """Refresh slot i after u went between a and b (a = -1: the tour was empty)."""
     cdef int v = st.node[i]
     cdef const int *ts = &st.where[i * st.cols]
-    cdef int j, pu, L
+    cdef int j, pu, L, before, after
+    cdef double vu
     cdef bint near_a = True, near_u = True, near_b = True
     if a < 0:
         _tsp_fill(st, s, inst, i)
@@ -950,19 +1025,29 @@ cdef void _tsp_update(Regret *st, const Sol *s, const Inst *inst, int i, int u, 
             _tsp_fill(st, s, inst, i)
             return
     if st.g > 0:
-        _near(inst, v, st.g, a, u, b, &near_a, &near_u, &near_b)
-        if not st.granular[i]:
-            if near_u:          # v has a routed neighbour now: granular candidates
+        _near(_row(inst, v, st.g), st.g, a, u, b, &near_a, &near_u, &near_b)
+        if st.granular[i] != CAND_NEAR:
+            if near_u:          # v has a routed near neighbour now: those candidates
                 _tsp_fill(st, s, inst, i)
                 return
-            near_a = near_u = near_b = True     # all positions: both new edges count
+            if st.wide > 0:
+                _near(_wide_row(inst, v), st.wide, a, u, b, &near_a, &near_u, &near_b)
+                if st.granular[i] == CAND_ALL and near_u:   # and now a routed wide one
+                    _tsp_fill(st, s, inst, i)
+                    return
+            if st.granular[i] == CAND_ALL:
+                near_a = near_u = near_b = True     # all positions: both new edges count
     # The cached edges are unchanged (same cost, same order): offer the two new ones.
     L = s.length[0]
     pu = sol_pos(s, u)
+    before = s.nodes[pu - 1] if pu > 0 else s.nodes[L - 1]     # a, unless the tour was 1 city
+    after = s.nodes[pu + 1] if pu + 1 < L else s.nodes[0]
+    vu = dist(inst, v, u)
     if near_a or near_u:
-        _tsp_offer(st, s, i, insertion_delta(s, inst, v, 0, pu), a)
+        _tsp_offer(st, s, i, _tour_delta(s, inst, before, u, dist(inst, before, v), vu), a)
     if near_u or near_b:
-        _tsp_offer(st, s, i, insertion_delta(s, inst, v, 0, pu + 1 if pu + 1 < L else 0), u)
+        _tsp_offer(st, s, i, _tour_delta(s, inst, u, after, _reverse(inst, vu, v, u),
+                                         dist(inst, v, after)), u)
 
 
 cdef void _tsp_score(Regret *st, int i) noexcept nogil:
@@ -997,7 +1082,7 @@ cdef int _record(const Regret *st, const Sol *s, const Inst *inst, object out) e
                         for j in range(st.count[i])]
         else:
             cache[w] = [_entry(st, s, inst, i, s.order[r]) for r in range(s.n_routes)]
-        granular[w] = bool(st.granular[i])
+        granular[w] = st.granular[i]
         scores[w] = (st.missing[i], st.regret[i], st.first[i])
     out.append({"routes": sol_to_py(s, inst), "cache": cache, "granular": granular,
                 "scores": scores})
@@ -1008,7 +1093,8 @@ cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
                           double k, double neighbours, void *trace) except -1 nogil:
     """Regret-k insertion (k = 2 or 3) with cached insertion costs; see the notes above.
 
-    neighbours: g > 0 restricts each node to positions next to its g nearest neighbours.
+    neighbours: g > 0 restricts each node to positions next to its g nearest neighbours (on a
+    tour, when none is routed, next to the routed ones of its whole list; see the notes above).
     trace: NULL, or a Python list that receives the cache before every insertion (tests).
     """
     cdef Regret st
@@ -1021,6 +1107,7 @@ cdef int regret_insertion(Sol *s, const Inst *inst, const int *removed, int n_re
             raise ValueError(f"regret_insertion: k must be 2 or 3, got {k}")
     st.k = <int> k
     st.g = _granularity(inst, neighbours)
+    st.wide = _wide(inst, st.g)
     cdef Scan sc
     st.scan = NULL
     if not tour and st.g == 0:
@@ -1111,7 +1198,8 @@ def regret_trace(CoreInstance inst not None, partial, removed, double k=2, doubl
 
     Before every insertion a snapshot records the solution ("routes") and, for every node still
     to insert, its cache ("cache": VRP one (cost, position) or None per route; TSP the k
-    cheapest (cost, position)), whether it is granular, and its score (missing, regret, c_1).
+    cheapest (cost, position)), which candidates it holds ("granular": 0 all positions, 1 next
+    to the g nearest, 2 next to the whole list's neighbours), and its score (missing, regret, c_1).
     """
     cdef Solution sol = Solution(inst)
     sol.load(partial, list(removed))

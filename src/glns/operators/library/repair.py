@@ -12,7 +12,9 @@ fallback when a node fits nowhere. Ties go to the first route, then the first po
 Granular option (``neighbours = G > 0``): a node is only tried at the positions directly before
 or after one of its G nearest neighbours (``glns.neighbours.nearest_neighbours``, the core's
 table) plus the new-route option; when none of those positions is available (the neighbours
-are unrouted or their routes lack room) the full scan is used instead. The core reads the
+are unrouted or their routes lack room) the full scan is used instead. On a tour, a city whose
+G nearest are all unrouted is first tried next to its routed neighbours among the whole table
+(``MAX_NEIGHBOURS`` columns), and only then at every position. The core reads the
 first G entries of its candidate table (``CoreInstance.near``) when G is within its width:
 the same lists, except on tours computed on demand, whose candidates have neighbours in every
 quadrant. Pass that table as ``candidates`` to make the same choices there.
@@ -65,14 +67,18 @@ class _Partial:
         for r in range(len(self.routes)):
             self._index(r)
         self.neigh: list[list[int]] = []
+        self.wide: list[list[int]] = []     # tours: the whole table, when wider than neigh
         if neighbours > 0:
+            full = nearest_neighbours(np.asarray(self.d), 1 if self.vrp else 0)
             if candidates is not None and int(neighbours) <= candidates.shape[1]:
                 table = np.asarray(candidates)
             else:
-                table = nearest_neighbours(np.asarray(self.d), 1 if self.vrp else 0)
-            g = min(int(neighbours), table.shape[1])
+                table = full
+            g = min(int(neighbours), full.shape[1])
             if g > 0:
                 self.neigh = table[:, :g].tolist()
+                if not self.vrp and full.shape[1] > g:
+                    self.wide = full.tolist()
 
     def _index(self, r: int) -> None:
         for i, c in enumerate(self.routes[r]):
@@ -168,8 +174,8 @@ def _blink_scan_all(st: _Partial, v: int, rate: float, rng: Any, best: tuple) ->
     return best
 
 
-def _blink_scan_granular(st: _Partial, v: int, rate: float, rng: Any, best: tuple) -> tuple:
-    near = st.neigh[v]
+def _blink_scan_granular(st: _Partial, v: int, near: list[int], rate: float, rng: Any,
+                         best: tuple) -> tuple:
     marked = set(near)
     for x in near:
         if x not in st.where:
@@ -205,7 +211,9 @@ def blink_insertion(partial, removed, problem_data, rng=random, order=ORDER_SISR
             continue
         best = (math.inf, -1, 0)
         if st.neigh:
-            best = _blink_scan_granular(st, v, blink_rate, rng, best)
+            best = _blink_scan_granular(st, v, st.neigh[v], blink_rate, rng, best)
+            if best[1] < 0 and st.wide:
+                best = _blink_scan_granular(st, v, st.wide[v], blink_rate, rng, best)
         if best[1] < 0:
             best = _blink_scan_all(st, v, blink_rate, rng, best)
         if best[1] < 0 and not st.vrp:
@@ -220,27 +228,44 @@ def blink_insertion(partial, removed, problem_data, rng=random, order=ORDER_SISR
 # ------------------------------------------------------------------------------------------
 # regret insertion
 
-def _candidates(st: _Partial, v: int) -> tuple[set[tuple[int, int]], bool]:
-    """v's candidate (route, position) pairs, and whether they are the granular ones.
+#: which candidates a regret option list comes from (the native trace's "granular" values)
+CAND_ALL, CAND_NEAR, CAND_WIDE = 0, 1, 2
 
-    Granular: the positions directly before and after each of v's routed nearest neighbours
-    whose route has room; when there is none, every position of every route with room.
-    """
-    near = set()
-    for x in st.neigh[v] if st.neigh else ():
+
+def _next_to(st: _Partial, v: int, near: list[int]) -> set[tuple[int, int]]:
+    """The positions directly before and after each routed node of `near` whose route has room."""
+    out = set()
+    for x in near:
         if x in st.where:
             r, p = st.where[x]
             if st.fits(v, r):
-                near.add((r, p))
-                near.add((r, st.after(r, p)[0]))
-    if near:
-        return near, True
-    return {(r, pos) for r in range(len(st.routes)) if st.fits(v, r) for pos in st.positions(r)}, False
+                out.add((r, p))
+                out.add((r, st.after(r, p)[0]))
+    return out
 
 
-def _regret_options(st: _Partial, v: int, k: int) -> tuple[list, bool]:
+def _candidates(st: _Partial, v: int) -> tuple[set[tuple[int, int]], int]:
+    """v's candidate (route, position) pairs, and which they are (CAND_*).
+
+    Granular: the positions next to v's routed nearest neighbours whose route has room; on a
+    tour with none, next to its routed neighbours among the whole table; else every position
+    of every route with room.
+    """
+    if st.neigh:
+        near = _next_to(st, v, st.neigh[v])
+        if near:
+            return near, CAND_NEAR
+        if st.wide:
+            near = _next_to(st, v, st.wide[v])
+            if near:
+                return near, CAND_WIDE
+    return ({(r, pos) for r in range(len(st.routes)) if st.fits(v, r) for pos in st.positions(r)},
+            CAND_ALL)
+
+
+def _regret_options(st: _Partial, v: int, k: int) -> tuple[list, int]:
     """VRP: per route v's cheapest (cost, position), None where v has no candidate.
-    TSP: v's k cheapest (cost, position). Ties by position. Also the granular flag."""
+    TSP: v's k cheapest (cost, position). Ties by position. Also which candidates (CAND_*)."""
     cands, granular = _candidates(st, v)
     scored = sorted((st.delta(v, r, pos), r, pos) for r, pos in cands)
     if not st.vrp:
