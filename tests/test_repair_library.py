@@ -292,8 +292,8 @@ def test_library_repair_in_solve(kind, name):
 
 # ------------------------------------------------------------------------------------------
 # The route scan on every kind of distance source: the symmetric fast path (two distances per
-# position, from a matrix or on demand from coordinates) and the asymmetric one must choose as
-# the twins do.
+# position, from a matrix or on demand from coordinates; on a tour one, and the edges' owned
+# costs) and the asymmetric one must choose as the twins do.
 
 def _asymmetric(kind, n, seed, capacity):
     """A random asymmetric matrix (no triangle inequality either)."""
@@ -339,7 +339,11 @@ def test_repairs_match_twins_on_every_distance_source(monkeypatch, source, kind,
     data = problem.problem_data()
     cases = [("blink_insertion", {"order": 0, "blink_rate": blink_rate, "neighbours": 0},
               twins.blink_insertion),
-             ("regret_insertion", {"k": 2, "neighbours": 0}, twins.regret_insertion)]
+             ("regret_insertion", {"k": 2, "neighbours": 0}, twins.regret_insertion),
+             # granular, with the whole list behind the 3 nearest on a tour
+             ("blink_insertion", {"order": 0, "blink_rate": blink_rate, "neighbours": 3},
+              twins.blink_insertion),
+             ("regret_insertion", {"k": 2, "neighbours": 3}, twins.regret_insertion)]
     for name, params, twin in cases:
         complete, state = apply_repair(name, problem.core, partial, removed, seed, params)
         rng = SplitMix64(seed)

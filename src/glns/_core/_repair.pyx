@@ -934,6 +934,8 @@ cdef void _tsp_offer(Regret *st, const Sol *s, int i, double c, int start) noexc
     cdef int n = st.count[i]
     cdef int pos = -2           # the edge's position, read only to break a tie in cost
     cdef int j, t
+    if n == st.k and c > tc[n - 1]:
+        return                  # dearer than all k held (what the loops below would find)
     for j in range(n):
         if ts[j] == start:
             return
@@ -989,7 +991,8 @@ cdef void _tsp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept 
     cdef int v = st.node[i]
     cdef int L = s.length[0]
     cdef const int *row = s.nodes
-    cdef int pos
+    cdef int pos, a, b
+    cdef double av, vb
     st.count[i] = 0
     st.granular[i] = CAND_ALL
     if st.g > 0 and L > 0:
@@ -1005,8 +1008,16 @@ cdef void _tsp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept 
     if L == 0:
         _tsp_offer(st, s, i, insertion_delta(s, inst, v, 0, 0), -1)
         return
+    # every edge (a, b), as insertion_delta position by position: d(v, b) is d(a, v) of the
+    # next edge when symmetric, so one new distance per position (as _route_scan)
+    a = row[L - 1]
+    av = dist(inst, a, v)
     for pos in range(L):
-        _tsp_offer(st, s, i, insertion_delta(s, inst, v, 0, pos), row[pos - 1] if pos > 0 else row[L - 1])
+        b = row[pos]
+        vb = dist(inst, v, b)
+        _tsp_offer(st, s, i, _tour_delta(s, inst, a, b, av, vb), a)
+        av = _reverse(inst, vb, v, b)
+        a = b
 
 
 cdef void _tsp_update(Regret *st, const Sol *s, const Inst *inst, int i, int u, int a,
