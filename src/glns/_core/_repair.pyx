@@ -1022,10 +1022,11 @@ cdef void _tsp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept 
 
 cdef void _tsp_update(Regret *st, const Sol *s, const Inst *inst, int i, int u, int a,
                       int b) noexcept nogil:
-    """Refresh slot i after u went between a and b (a = -1: the tour was empty)."""
+    """Refresh slot i after u went between a and b, its neighbours in the tour now (a = -1: the
+    tour was empty)."""
     cdef int v = st.node[i]
     cdef const int *ts = &st.where[i * st.cols]
-    cdef int j, pu, L, before, after
+    cdef int j
     cdef double vu
     cdef bint near_a = True, near_u = True, near_b = True
     if a < 0:
@@ -1048,17 +1049,14 @@ cdef void _tsp_update(Regret *st, const Sol *s, const Inst *inst, int i, int u, 
                     return
             if st.granular[i] == CAND_ALL:
                 near_a = near_u = near_b = True     # all positions: both new edges count
-    # The cached edges are unchanged (same cost, same order): offer the two new ones.
-    L = s.length[0]
-    pu = sol_pos(s, u)
-    before = s.nodes[pu - 1] if pu > 0 else s.nodes[L - 1]     # a, unless the tour was 1 city
-    after = s.nodes[pu + 1] if pu + 1 < L else s.nodes[0]
+    # The cached edges are unchanged (same cost, same order): offer the two new ones, (a, u)
+    # and (u, b) (a tour of one city had a = b).
     vu = dist(inst, v, u)
     if near_a or near_u:
-        _tsp_offer(st, s, i, _tour_delta(s, inst, before, u, dist(inst, before, v), vu), a)
+        _tsp_offer(st, s, i, _tour_delta(s, inst, a, u, dist(inst, a, v), vu), a)
     if near_u or near_b:
-        _tsp_offer(st, s, i, _tour_delta(s, inst, u, after, _reverse(inst, vu, v, u),
-                                         dist(inst, v, after)), u)
+        _tsp_offer(st, s, i, _tour_delta(s, inst, u, b, _reverse(inst, vu, v, u),
+                                         dist(inst, v, b)), u)
 
 
 cdef void _tsp_score(Regret *st, int i) noexcept nogil:

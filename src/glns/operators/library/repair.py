@@ -69,16 +69,19 @@ class _Partial:
         self.neigh: list[list[int]] = []
         self.wide: list[list[int]] = []     # tours: the whole table, when wider than neigh
         if neighbours > 0:
-            full = nearest_neighbours(np.asarray(self.d), 1 if self.vrp else 0)
+            full = None
             if candidates is not None and int(neighbours) <= candidates.shape[1]:
                 table = np.asarray(candidates)
             else:
-                table = full
-            g = min(int(neighbours), full.shape[1])
+                table = full = nearest_neighbours(np.asarray(self.d), 1 if self.vrp else 0)
+            g = min(int(neighbours), table.shape[1])
             if g > 0:
                 self.neigh = table[:, :g].tolist()
-                if not self.vrp and full.shape[1] > g:
-                    self.wide = full.tolist()
+                if not self.vrp:
+                    if full is None:
+                        full = nearest_neighbours(np.asarray(self.d), 0)
+                    if full.shape[1] > g:
+                        self.wide = full.tolist()
 
     def _index(self, r: int) -> None:
         for i, c in enumerate(self.routes[r]):
