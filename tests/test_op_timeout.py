@@ -6,6 +6,8 @@ elsewhere a watchdog thread interrupts the operator (glns.operators.watchdog).
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import threading
 import time
 
@@ -119,6 +121,49 @@ def test_no_interruption_is_left_behind_after_the_limited_call():
         return n
 
     assert _in_thread(busy_after_timeout) > 0
+
+
+#: after limited calls that were interrupted (the second one catches the first interruption),
+#: a traced function entry must return: CPython 3.11 loops forever there when the
+#: interpreter's "asynchronous exception pending" signal is left set
+_TRACE_AFTER_TIMEOUTS = """
+import sys, threading, time
+from glns.operators.watchdog import WATCHDOG
+
+def spin():
+    while True:
+        pass
+
+def swallow():
+    try:
+        spin()
+    except BaseException:
+        time.sleep(0.2)     # returns after the watchdog fired again (a pending interruption)
+
+def worker():
+    for fn in (spin, swallow):
+        try:
+            WATCHDOG.call(fn, (), 0.05, TimeoutError)
+        except TimeoutError:
+            print("timeout", flush=True)
+
+t = threading.Thread(target=worker)
+t.start()
+t.join()
+sys.settrace(lambda *args: None)
+(lambda: None)()
+sys.settrace(None)
+print("traced", flush=True)
+"""
+
+
+def test_interruptions_leave_no_pending_signal_behind():
+    """Taking back an interruption must clear CPython's pending signal, not only the exception:
+    a stale signal made the next traced call (coverage, hypothesis) loop forever."""
+    out = subprocess.run([sys.executable, "-c", _TRACE_AFTER_TIMEOUTS], capture_output=True,
+                         text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["timeout", "timeout", "traced"]
 
 
 def test_the_watchdog_passes_results_and_exceptions_through():

@@ -42,10 +42,38 @@ class _Interrupt(OperatorTimeout):
 _Interrupt.__name__ = _Interrupt.__qualname__ = "OperatorTimeout"
 
 
+class _Flush(BaseException):
+    """The marker :func:`_flush_pending` raises in its own thread (never seen outside it)."""
+
+
 def _set_async_exc(tid: int, exc: type[BaseException] | None) -> int:
     """Raise exc in thread tid at its next bytecode (None: withdraw a pending one)."""
     return ctypes.pythonapi.PyThreadState_SetAsyncExc(
         ctypes.c_ulong(tid), ctypes.py_object(exc) if exc is not None else None)
+
+
+#: loop turns :func:`_flush_pending` waits for its marker (it lands at the first turn)
+_FLUSH_TURNS = 1_000_000
+
+
+def _flush_pending() -> None:
+    """Take back an interruption that may still be pending for the current thread.
+
+    Withdrawing it with ``PyThreadState_SetAsyncExc(tid, NULL)`` is not enough: CPython (3.11)
+    keeps its interpreter-wide "asynchronous exception pending" signal set until some thread
+    raises one, so every later function entry and loop turn stops to look for it, and under
+    ``sys.settrace`` (coverage, debuggers, hypothesis's explain phase) the next function entry
+    loops forever. A marker replaces the pending interruption instead and is raised here at
+    once, which clears the signal.
+    """
+    try:
+        if _set_async_exc(threading.get_ident(), _Flush) != 1:
+            return
+        for _ in range(_FLUSH_TURNS):
+            pass
+    except _Flush:      # raised as soon as the call above returns, or at the first turn
+        return
+    _set_async_exc(threading.get_ident(), None)     # not delivered (never seen): withdraw it
 
 
 class _Call:
@@ -119,14 +147,15 @@ class Watchdog:
         return entry
 
     def _disarm(self, entry: _Call) -> bool:
-        """Let go of the call; True when it was interrupted. No interruption is pending
-        afterwards (one sent but not yet raised is withdrawn)."""
+        """Let go of the call (from its own thread); True when it was interrupted. No
+        interruption is pending afterwards (one sent but not yet raised is taken back)."""
         with self._cond:
             entry.active = False
             self._calls.discard(entry)
-            if entry.fired:
-                _set_async_exc(entry.tid, None)
-            return entry.fired
+        # the watchdog sends nothing more for this entry: what it sent has landed or lands now
+        if entry.fired:
+            _flush_pending()
+        return entry.fired
 
     def _run(self) -> None:
         idle = 0
