@@ -337,6 +337,8 @@ def test_repairs_match_twins_on_every_distance_source(monkeypatch, source, kind,
     k = max(1, int(round(frac * problem.n_customers)))
     removed, partial, _ = apply_destroy("random_removal", problem.core, x, k, seed + 1)
     data = problem.problem_data()
+    # on demand, the core's candidates have neighbours in every quadrant: the twins take them
+    near = problem.core.near
     cases = [("blink_insertion", {"order": 0, "blink_rate": blink_rate, "neighbours": 0},
               twins.blink_insertion),
              ("regret_insertion", {"k": 2, "neighbours": 0}, twins.regret_insertion),
@@ -347,7 +349,7 @@ def test_repairs_match_twins_on_every_distance_source(monkeypatch, source, kind,
     for name, params, twin in cases:
         complete, state = apply_repair(name, problem.core, partial, removed, seed, params)
         rng = SplitMix64(seed)
-        assert complete == twin(partial, removed, data, rng, **params), name
+        assert complete == twin(partial, removed, data, rng, candidates=near, **params), name
         assert state == rng.state, name
         _assert_complete(problem, complete)
     complete, state = apply_repair("greedy_insertion", problem.core, partial, removed, seed, {})
