@@ -7,6 +7,7 @@ Refresh the baseline with ``python tools/refresh_regression_baseline.py``.
 
 from __future__ import annotations
 
+import statistics
 import sys
 
 import pytest
@@ -37,13 +38,19 @@ def test_speed(name):
 
 def test_check_flags_injected_slowdown(monkeypatch):
     """The demonstration (issue 5): normal runs pass three times in a row; the same workload
-    made 2.5x slower through the GLNS_REGRESSION_SLOWDOWN hook is flagged."""
+    made 2.5x slower through the GLNS_REGRESSION_SLOWDOWN hook is flagged.
+
+    The slowed run is checked against the ratio this machine measured just now, not the stored
+    one: a CI machine on which the workload runs faster relative to its calibration (normal
+    ratio below baseline / 2.5 * THRESHOLD) would otherwise let a real 2.5x slowdown through
+    and fail this demonstration for a reason that is not the checker's."""
     baseline = BASELINE["speed"][DEMO]["ratio"]
     normal = [regress.check(DEMO, baseline, slowdown=1.0) for _ in range(3)]
     assert all(c.ok for c in normal), [c.describe() for c in normal]
+    measured = statistics.median(c.measurements[0].ratio for c in normal)
 
     monkeypatch.setenv(regress.SLOWDOWN_ENV, "2.5")
-    slowed = regress.check(DEMO, baseline)
+    slowed = regress.check(DEMO, measured)
     assert not slowed.ok, slowed.describe()
     assert len(slowed.measurements) == 2  # confirmed by the second measurement
     # the hook stretches the workload proportionally: about 2.5x the normal ratio
