@@ -53,9 +53,10 @@ def test_check_flags_injected_slowdown(monkeypatch):
     slowed = regress.check(DEMO, measured)
     assert not slowed.ok, slowed.describe()
     assert len(slowed.measurements) == 2  # confirmed by the second measurement
-    # the hook stretches the workload proportionally: about 2.5x the normal ratio
-    normal_ratio = min(c.measurements[0].ratio for c in normal)
-    assert 2.0 < slowed.measurements[0].ratio / normal_ratio < 3.2, slowed.describe()
+    # the hook stretches the workload proportionally: about 2.5x the normal ratio (medians
+    # against medians; each measurement moves by up to about 15 % on a busy 2-core machine)
+    stretch = statistics.median(m.ratio for m in slowed.measurements) / measured
+    assert 1.8 < stretch < 3.5, slowed.describe()
 
 
 def test_check_logic_without_timing():
