@@ -59,6 +59,30 @@ def test_on_demand_distance_is_the_matrix_entry(rounding):
             assert core.distance(a, b) == dense[a, b]
 
 
+@pytest.mark.parametrize("storage", ["dense", "asymmetric", "exact", "nint", "quadrant"])
+def test_stored_candidate_distances_are_the_distances(storage):
+    """Inst.near_d (read by the local search and the granular tour repairs instead of the
+    distance) holds dist(v, near[v, c]) exactly, whichever way distances are stored."""
+    rs = np.random.RandomState(11)
+    n = 90
+    xy = rs.randint(0, 40, size=(n, 2)).astype(float)      # ties
+    if storage in ("dense", "asymmetric"):
+        d = euclidean_distances(xy)
+        if storage == "asymmetric":
+            d = d + rs.rand(n, n)
+            np.fill_diagonal(d, 0.0)
+        core = CoreInstance(0, d)
+    else:
+        core = CoreInstance(0, None, coords=xy, rounding="exact" if storage == "exact" else "nint",
+                            quadrant=storage == "quadrant")
+    near, stored = core.near, core.near_distances
+    assert stored.shape == near.shape and stored.dtype == np.float64
+    assert not stored.flags.writeable
+    for v in range(n):
+        for c in range(near.shape[1]):
+            assert stored[v, c] == core.distance(v, int(near[v, c]))     # the same float
+
+
 def test_the_chunked_matrix_is_the_one_shot_formula():
     rs = np.random.RandomState(3)
     xy = rs.rand(700, 2) * 100.0          # more rows than one block

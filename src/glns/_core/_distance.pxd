@@ -21,3 +21,9 @@ cdef inline double dist(const Inst *inst, int a, int b) noexcept nogil:
     if inst.nint:
         return floor(d + 0.5)
     return d
+
+
+cdef inline const double *near_dists(const Inst *inst, int v) noexcept nogil:
+    """v's row of Inst.near_d: entry c is dist(v, near[v][c]), the same float, stored when the
+    instance was built (a candidate scan then reads no matrix row or coordinates)."""
+    return &inst.near_d[<Py_ssize_t> v * inst.n_near]

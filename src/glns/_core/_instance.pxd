@@ -9,6 +9,7 @@ cdef class CoreInstance:
     cdef readonly object demand # int64 (n,)
     cdef readonly object neighbours  # int32 (n, n_neigh): nearest routable nodes per node
     cdef readonly object near        # int32 (n, n_near): its first columns (Inst.near)
+    cdef readonly object near_distances  # float64 (n, n_near): dist(v, near[v, c]) (Inst.near_d)
     cdef readonly int kind
     cdef readonly int n
     cdef readonly int n_customers  # nodes that must be routed

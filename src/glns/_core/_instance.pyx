@@ -2,13 +2,24 @@
 import numpy as np
 from libc.stdint cimport int64_t
 from glns._core._kind cimport kind_init
-from glns._core._types cimport NEAR_COLUMNS
+from glns._core._types cimport Inst, NEAR_COLUMNS
 from glns._core._distance cimport dist
 from glns._core._grid import coordinate_neighbours, quadrant_candidates
 
 from glns.neighbours import MAX_NEIGHBOURS, nearest_neighbours
 
 QUADRANT_PICKS = 5      # per quadrant, of NEAR_COLUMNS candidates
+
+
+cdef void _store_near_distances(const Inst *inst, double *out) noexcept nogil:
+    """out[v * n_near + c] = dist(v, near[v][c]) (Inst.near_d)."""
+    cdef Py_ssize_t k
+    cdef int v, c, u
+    for v in range(inst.n):
+        for c in range(inst.n_near):
+            k = <Py_ssize_t> v * inst.n_near + c
+            u = inst.near[k]
+            out[k] = dist(inst, v, u) if u >= 0 else 0.0
 
 
 cdef class CoreInstance:
@@ -91,6 +102,14 @@ cdef class CoreInstance:
         cdef const int[:, ::1] mv = near
         self.c.n_near = near.shape[1]
         self.c.near = &mv[0, 0] if near.size else NULL
+        near_d = np.zeros(near.shape, dtype=np.float64)
+        cdef double[:, ::1] ndv = near_d
+        if near_d.size:
+            with nogil:
+                _store_near_distances(&self.c, &ndv[0, 0])
+        near_d.flags.writeable = False
+        self.near_distances = near_d
+        self.c.near_d = &ndv[0, 0] if near_d.size else NULL
 
     @property
     def on_demand(self) -> bool:

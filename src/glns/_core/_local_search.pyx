@@ -43,7 +43,7 @@ from libc.stdint cimport int64_t
 
 from glns._core._types cimport Inst, Sol
 from glns._core._kind cimport is_tour, load_limit
-from glns._core._distance cimport dist
+from glns._core._distance cimport dist, near_dists
 from glns._core._solution cimport (Solution, sol_remove, sol_insert, sol_new_route,
                                    sol_drop_empty, sol_cost, removal_delta, new_route_cost,
                                    sol_touch, sol_touch_at, sol_mark, sol_pos, sol_set_length, arc,
@@ -228,6 +228,7 @@ cdef int _tsp_try(Work *w, int v) noexcept nogil:
     cdef int c, u, su, pu, g, opt, a, b, pos_u
     cdef bint rev
     cdef double delta, add
+    cdef const double *dv = near_dists(inst, v)
     for c in range(w.K):
         u = inst.near[v * inst.n_near + c]
         pos_u = sol_pos(s, u)
@@ -235,13 +236,13 @@ cdef int _tsp_try(Work *w, int v) noexcept nogil:
         pu = _t_at(s, pos_u - 1)
         if sym and u != sv and u != pv:
             # 2-opt on the arcs leaving v and u
-            delta = dist(inst, v, u) + dist(inst, sv, su) - dist(inst, v, sv) - dist(inst, u, su)
+            delta = dv[c] + dist(inst, sv, su) - dist(inst, v, sv) - dist(inst, u, su)
             if delta < -w.eps:
                 _tsp_two_opt(s, v, u)
                 _push(w, v); _push(w, sv); _push(w, u); _push(w, su)
                 return 1
             # 2-opt on the arcs entering v and u
-            delta = dist(inst, v, u) + dist(inst, pv, pu) - dist(inst, pv, v) - dist(inst, pu, u)
+            delta = dv[c] + dist(inst, pv, pu) - dist(inst, pv, v) - dist(inst, pu, u)
             if delta < -w.eps:
                 _tsp_two_opt(s, pv, pu)
                 _push(w, v); _push(w, pv); _push(w, u); _push(w, pu)
@@ -315,7 +316,7 @@ cdef int _tsp_three_opt(Work *w, int t1, int pos_1, int d) noexcept nogil:
         t3 = inst.near[t2 * inst.n_near + c3]
         if t3 == t1:
             continue
-        d23 = dist(inst, t2, t3)
+        d23 = near_dists(inst, t2)[c3]
         if d12 - d23 <= 0:
             break               # candidates are nearest first: no later t3 gains either
         off3 = ((sol_pos(s, t3) - pos_2) * d + L) % L     # t3's place on the path from t2
@@ -355,7 +356,7 @@ cdef int _three_opt_split(Work *w, int t1, int t2, int t3, int pos_2, int off3, 
         t5 = inst.near[t4 * inst.n_near + c5]
         if t5 == t3:
             continue            # y2 would put x2 back
-        d45 = dist(inst, t4, t5)
+        d45 = near_dists(inst, t4)[c5]
         if g - d45 <= 0:
             break
         off5 = ((sol_pos(s, t5) - pos_2) * d + L) % L
@@ -402,7 +403,7 @@ cdef int _three_opt_valid(Work *w, int t1, int t2, int t3, int pos_2, int off3, 
         t5 = inst.near[t4 * inst.n_near + c5]
         if t5 == t3 or t5 == t1:
             continue            # (t5, t6) would be y1, or (t4, t5) an arc of T'
-        d45 = dist(inst, t4, t5)
+        d45 = near_dists(inst, t4)[c5]
         if g - d45 <= 0:
             break
         off5 = ((sol_pos(s, t5) - pos_2) * d + L) % L

@@ -7,7 +7,7 @@ from libc.stdlib cimport malloc, calloc, free, qsort
 
 from glns._core._types cimport Inst, Sol
 from glns._core._kind cimport is_tour, last_position, fits, close_cost
-from glns._core._distance cimport dist
+from glns._core._distance cimport dist, near_dists
 from glns._core._rng cimport rng_below, rng_uniform, rng_after
 from glns._core._route_bounds cimport (RouteBounds, bounds_init, bounds_free, bounds_add,
                                        route_beyond, depot_gap)
@@ -306,6 +306,14 @@ cdef inline const int *_row(const Inst *inst, int v, int g) noexcept nogil:
     return &inst.neigh[v * inst.n_neigh]
 
 
+cdef inline const double *_row_dists(const Inst *inst, int v, int g) noexcept nogil:
+    """dist(v, x) for the entries x of _row(inst, v, g) when that is the candidate table (whose
+    distances the instance stored), else NULL."""
+    if g <= inst.n_near:
+        return near_dists(inst, v)
+    return NULL
+
+
 cdef inline bint _fits(const Sol *s, const Inst *inst, int v, int r) noexcept nogil:
     """Route r has room for node v (always true in a tour)."""
     return fits(inst, s.load[r], v)
@@ -403,10 +411,11 @@ cdef int _insertion_order(const Inst *inst, const int *removed, int m, int order
     return 0
 
 
-cdef void _blink_scan_granular(const Sol *s, const Inst *inst, int v, const int *nb, int g,
-                               int *mark, int stamp, double rate, uint64_t *rng,
-                               Best *best) noexcept nogil:
-    """The positions directly before and after each of the g neighbours nb[0:g] of v, each once.
+cdef void _blink_scan_granular(const Sol *s, const Inst *inst, int v, const int *nb,
+                               const double *nd, int g, int *mark, int stamp, double rate,
+                               uint64_t *rng, Best *best) noexcept nogil:
+    """The positions directly before and after each of the g neighbours nb[0:g] of v, each once
+    (nd: their distances from v, or NULL).
 
     Neighbours are visited nearest first. The position after neighbour x is skipped when the
     node following x is itself one of the g neighbours: that position is the one before it
@@ -424,7 +433,7 @@ cdef void _blink_scan_granular(const Sol *s, const Inst *inst, int v, const int 
             continue
         p = sol_pos(s, x)
         if tour:
-            vx = dist(inst, v, x)
+            vx = nd[j] if nd != NULL else dist(inst, v, x)
         if not _blinks(rate, rng):
             if tour:
                 a = s.nodes[p - 1] if p > 0 else s.nodes[s.length[0] - 1]
@@ -484,11 +493,11 @@ cdef int blink_insertion(Sol *s, const Inst *inst, const int *removed, int n_rem
             best.route = -1
             best.pos = 0
             if g > 0:       # (stamps 2i + 1 and 2i + 2: each scan marks its own list)
-                _blink_scan_granular(s, inst, v, _row(inst, v, g), g, mark, 2 * i + 1,
-                                     blink_rate, rng, &best)
+                _blink_scan_granular(s, inst, v, _row(inst, v, g), _row_dists(inst, v, g), g,
+                                     mark, 2 * i + 1, blink_rate, rng, &best)
                 if best.route < 0 and wide > 0:
-                    _blink_scan_granular(s, inst, v, _wide_row(inst, v), wide, mark, 2 * i + 2,
-                                         blink_rate, rng, &best)
+                    _blink_scan_granular(s, inst, v, _wide_row(inst, v), NULL, wide, mark,
+                                         2 * i + 2, blink_rate, rng, &best)
             if best.route < 0:
                 _scan_routes(s, inst, v, blink_rate, rng, &best, &sc)
             if best.route < 0 and is_tour(inst):
@@ -965,8 +974,9 @@ cdef void _tsp_offer(Regret *st, const Sol *s, int i, double c, int start) noexc
 
 
 cdef void _tsp_fill_next_to(Regret *st, const Sol *s, const Inst *inst, int i, const int *nb,
-                            int g) noexcept nogil:
-    """Offer slot i the edges before and after each routed neighbour in nb[0:g]."""
+                            const double *nd, int g) noexcept nogil:
+    """Offer slot i the edges before and after each routed neighbour in nb[0:g] (nd: their
+    distances from the slot's node, or NULL)."""
     cdef int v = st.node[i]
     cdef int L = s.length[0]
     cdef const int *row = s.nodes
@@ -979,7 +989,7 @@ cdef void _tsp_fill_next_to(Regret *st, const Sol *s, const Inst *inst, int i, c
         p = sol_pos(s, x)
         a = row[p - 1] if p > 0 else row[L - 1]
         b = row[p + 1] if p + 1 < L else row[0]
-        vx = dist(inst, v, x)
+        vx = nd[j] if nd != NULL else dist(inst, v, x)
         _tsp_offer(st, s, i, _tour_delta(s, inst, a, x, dist(inst, a, v), vx), a)
         _tsp_offer(st, s, i, _tour_delta(s, inst, x, b, _reverse(inst, vx, v, x),
                                           dist(inst, v, b)), x)
@@ -996,12 +1006,12 @@ cdef void _tsp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept 
     st.count[i] = 0
     st.granular[i] = CAND_ALL
     if st.g > 0 and L > 0:
-        _tsp_fill_next_to(st, s, inst, i, _row(inst, v, st.g), st.g)
+        _tsp_fill_next_to(st, s, inst, i, _row(inst, v, st.g), _row_dists(inst, v, st.g), st.g)
         if st.count[i] > 0:
             st.granular[i] = CAND_NEAR
             return
         if st.wide > 0:
-            _tsp_fill_next_to(st, s, inst, i, _wide_row(inst, v), st.wide)
+            _tsp_fill_next_to(st, s, inst, i, _wide_row(inst, v), NULL, st.wide)
             if st.count[i] > 0:
                 st.granular[i] = CAND_WIDE
                 return

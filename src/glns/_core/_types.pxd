@@ -34,6 +34,7 @@ cdef struct Inst:
     const int *near     # n x n_near: the candidates of the local search and of granular
                         # insertion: the first n_near columns of neigh, or on a tour from
                         # coordinates the quadrant candidates (CoreInstance, quadrant=True)
+    const double *near_d  # n x n_near: dist(v, near[v][c]), stored once (the same floats)
 
 cdef struct Sol:
     int n_routes        # routes in use (TSP: always 1)
