@@ -102,7 +102,7 @@ cdef class CoreInstance:
         cdef const int[:, ::1] mv = near
         self.c.n_near = near.shape[1]
         self.c.near = &mv[0, 0] if near.size else NULL
-        near_d = np.zeros(near.shape, dtype=np.float64)
+        near_d = np.empty(near.shape, dtype=np.float64)     # every entry written below
         cdef double[:, ::1] ndv = near_d
         if near_d.size:
             with nogil:

@@ -312,11 +312,12 @@ cdef int _tsp_three_opt(Work *w, int t1, int pos_1, int d) noexcept nogil:
     cdef double d12 = dist(inst, t1, t2)
     cdef int c3, t3, off3
     cdef double d23
+    cdef const double *d2 = near_dists(inst, t2)
     for c3 in range(w.K):
         t3 = inst.near[t2 * inst.n_near + c3]
         if t3 == t1:
             continue
-        d23 = near_dists(inst, t2)[c3]
+        d23 = d2[c3]
         if d12 - d23 <= 0:
             break               # candidates are nearest first: no later t3 gains either
         off3 = ((sol_pos(s, t3) - pos_2) * d + L) % L     # t3's place on the path from t2
@@ -348,15 +349,17 @@ cdef int _three_opt_split(Work *w, int t1, int t2, int t3, int pos_2, int off3, 
     cdef int t4 = _t_at(s, pos_2 + (off3 + 1) * d)
     cdef int c5, t5, t6, off5, side
     cdef double d34, d45, g
+    cdef const double *d4
     if t4 == t1:
         return 0                # x2 would be (t3, t1): an or-opt of t1
     d34 = dist(inst, t3, t4)
+    d4 = near_dists(inst, t4)
     g = d12 - d23 + d34         # the gain before (t4, t5)
     for c5 in range(w.K):
         t5 = inst.near[t4 * inst.n_near + c5]
         if t5 == t3:
             continue            # y2 would put x2 back
-        d45 = near_dists(inst, t4)[c5]
+        d45 = d4[c5]
         if g - d45 <= 0:
             break
         off5 = ((sol_pos(s, t5) - pos_2) * d + L) % L
@@ -394,16 +397,18 @@ cdef int _three_opt_valid(Work *w, int t1, int t2, int t3, int pos_2, int off3, 
     cdef int L = s.length[0]
     cdef int t4, c5, t5, t6, off5
     cdef double d34, d45, g
+    cdef const double *d4
     if off3 < 2:
         return 0                # t3 right after t2: (t2, t3) is already an arc
     t4 = _t_at(s, pos_2 + (off3 - 1) * d)
     d34 = dist(inst, t3, t4)
+    d4 = near_dists(inst, t4)
     g = d12 - d23 + d34
     for c5 in range(w.K):
         t5 = inst.near[t4 * inst.n_near + c5]
         if t5 == t3 or t5 == t1:
             continue            # (t5, t6) would be y1, or (t4, t5) an arc of T'
-        d45 = near_dists(inst, t4)[c5]
+        d45 = d4[c5]
         if g - d45 <= 0:
             break
         off5 = ((sol_pos(s, t5) - pos_2) * d + L) % L
