@@ -15,12 +15,13 @@ from conftest import make_problem
 
 def test_a_time_budget_restarts_after_a_stall_of_its_share_of_the_time():
     problem = make_problem("cvrp", 12, 2, capacity=20)     # solved in a few iterations
-    often = glns.SolveParams(restart=Restart(stall=0.1, temperature=0.5))
+    # (without epochs: they replace the stall restarts of a time budget, test_epochs)
+    often = glns.SolveParams(restart=Restart(stall=0.1, temperature=0.5), epochs=None)
     result = glns.solve(problem, time_limit=0.3, seed=1, params=often)
     assert result.restarts >= 2
     # at most one restart per stall: the last new best or restart is at least 0.03 s back
     assert result.restarts <= 10
-    never = glns.solve(problem, time_limit=0.3, seed=1, params=glns.SolveParams(restart=None))
+    never = glns.solve(problem, time_limit=0.3, seed=1, params=glns.SolveParams(restart=None, epochs=None))
     assert never.restarts == 0
 
 

@@ -23,6 +23,7 @@ from glns.params import (
     FixedTemperature as FixedTemperature,
     LargeTour as LargeTour,
     Restart as Restart,
+    Epochs as Epochs,
     SIGMA_AGGRESSIVE as SIGMA_AGGRESSIVE,
     SIGMA_FLAT as SIGMA_FLAT,
     SIGMA_PAPER as SIGMA_PAPER,
@@ -47,7 +48,7 @@ _LAZY_MODULES = frozenset({
 __all__ = [
     "AutoTemperature", "BatchError", "CVRP", "FixedTemperature", "GlnsError",
     "InfeasibleSolutionError",
-    "InvalidInstanceError", "LargeTour", "MatrixTooLargeError", "OVRP", "OperatorError", "OperatorStats", "Problem", "Restart", "Result",
+    "InvalidInstanceError", "LargeTour", "MatrixTooLargeError", "OVRP", "OperatorError", "OperatorStats", "Problem", "Restart", "Epochs", "Result",
     "SIGMA_AGGRESSIVE", "SIGMA_FLAT", "SIGMA_PAPER", "SolveParams", "TSP", "read",
     "read_solution", "solve", "solve_many", "write_solution",
     # the subpackages (_LAZY_MODULES)

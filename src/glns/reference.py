@@ -75,8 +75,12 @@ def reseeding(op: Any) -> Callable:
 
 def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequence[Callable],
                    iterations: int, seed: int = 0,
-                   params: SolveParams | None = None) -> dict[str, Any]:
+                   params: SolveParams | None = None, timed: bool = False) -> dict[str, Any]:
     """Run the loop in plain Python with operators ``op(x, k_or_removed, problem_data, rng)``.
+
+    timed: replay the first `iterations` iterations of a run with only a time limit (its
+    annealing in epochs, glns.params.Epochs, when params has them and AutoTemperature),
+    instead of a run with an iteration budget.
 
     Returns the same statistics as the core: best/current curves, per-operator calls,
     outcomes, weights, fitness, and the synergy matrix.
@@ -109,7 +113,17 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
         alpha = temp.end_ratio ** (1.0 / iterations) if T > 0 and iterations > 0 else 1.0
         T_end = T * temp.end_ratio
     t0 = T
-    stall = max(1, int(params.restart.stall * iterations)) if params.restart and iterations > 0 else None
+    epochs = params.epochs if timed and T_end is not None else None
+    if timed:
+        # a time-only budget: epochs, or (without them) a wall-time schedule this replay
+        # cannot follow
+        if epochs is None:
+            raise ValueError("timed replays need Epochs and AutoTemperature")
+        epoch_len = epochs.first_iterations(problem.n_customers)
+        epoch_end = epoch_len
+        alpha = temp.end_ratio ** (1.0 / epoch_len) if T > 0 else 1.0
+    stall = (max(1, int(params.restart.stall * iterations))
+             if params.restart and iterations > 0 and not timed else None)
     since_anchor = restarts = 0
     best_curve, cur_curve = [], []
     for it in range(iterations):
@@ -121,6 +135,14 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
             T = t0 * params.restart.temperature
             if T_end is not None and T > 0:
                 alpha = (T_end / T) ** (1.0 / (iterations - it))
+        if epochs is not None and it >= epoch_end:
+            # the next epoch: from the best solution, cooling from epochs.temperature * T0
+            cur, cur_cost = copy.deepcopy(best), best_cost
+            restarts += 1
+            epoch_len = int(min(epoch_len * epochs.growth, 4.0e18))
+            epoch_end = it + epoch_len
+            T = t0 * epochs.temperature
+            alpha = (T_end / T) ** (1.0 / epoch_len) if T > 0 else 1.0
         d = _roulette(wd, params.adaptive, rng)
         r = _roulette(wr, params.adaptive, rng)
         k = k_min + rng.randrange(k_max - k_min + 1) if k_max > k_min else k_min

@@ -2,6 +2,12 @@
 # sigma outcome classes, lambda weight update, fitness F, synergy S, per-iteration cooling,
 # restarts from the best solution when the search stalls.
 #
+# With only a time limit the annealing runs in epochs (glns.params.Epochs): their lengths are
+# counted in iterations and do not depend on the budget, and nothing else in the loop reads the
+# clock but the stop (and the local search's deadline, which can only shorten the last
+# iteration). So a run with a longer time limit passes through every state of a shorter run
+# with the same seed, and its best is never worse.
+#
 # Native operators run with the GIL released; the GIL is taken only around Python operators.
 # Python operators get fresh Python lists and return output that is checked (sol_load) before
 # anything of it reaches the core's solutions; a failing operator scores sigma4.
@@ -301,7 +307,8 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
     # the time limit reaches into an iteration: the local search stops at it (_local_search)
     cdef double deadline = t_start + time_limit if time_limit > 0 else 0.0
     cdef double T, T0, T_end, alpha
-    cdef bint time_schedule = False, iteration_schedule = False
+    cdef bint time_schedule = False, iteration_schedule = False, epoch_schedule = False
+    cdef int64_t epoch_len = 0, epoch_end = 0
     # Initial solution (docs/method.md), or a warm start given by the caller.
     cdef int unused = 0
     if initial is None:
@@ -335,6 +342,12 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
         if max_iter > 0:
             alpha = pow(auto.end_ratio, 1.0 / max_iter) if T0 > 0 else 1.0
             iteration_schedule = True
+        elif time_limit > 0 and settings.epoch_iterations > 0:
+            # epochs of iterations that do not depend on the budget (module comment)
+            epoch_len = settings.epoch_iterations
+            epoch_end = epoch_len
+            alpha = pow(auto.end_ratio, 1.0 / epoch_len) if T0 > 0 else 1.0
+            epoch_schedule = True
         else:
             alpha = 1.0
             time_schedule = time_limit > 0
@@ -348,7 +361,7 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
     cdef double restart_ratio = settings.restart_temperature
     cdef int64_t stall_iters = -1
     cdef double stall_seconds = -1.0
-    if settings.restart_stall > 0:
+    if settings.restart_stall > 0 and not epoch_schedule:
         if max_iter > 0:
             stall_iters = max(1, <int64_t>(settings.restart_stall * max_iter))
         elif time_limit > 0:
@@ -387,6 +400,16 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
                 t_a = elapsed
                 if iteration_schedule and T > 0:
                     alpha = pow(T_end / T, 1.0 / (max_iter - it))
+            if epoch_schedule and it >= epoch_end:
+                # the next epoch: from the best solution, cooling from epoch_temperature * T0
+                sol_copy(&run.cur, &run.best, c)
+                sol_copy(&run.cand, &run.cur, c)
+                sol_unmark(&run.cur)
+                restarts += 1
+                epoch_len = <int64_t>min(epoch_len * settings.epoch_growth, 4.0e18)   # no overflow
+                epoch_end = it + epoch_len
+                T = T0 * settings.epoch_temperature
+                alpha = pow(T_end / T, 1.0 / epoch_len) if T > 0 else 1.0
             if time_schedule:
                 T = T_a * pow(T_end / T_a, (elapsed - t_a) / (time_limit - t_a)) if T_a > 0 else 0.0
 

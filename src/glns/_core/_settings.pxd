@@ -26,3 +26,6 @@ cdef class RunSettings:
     cdef int64_t max_no_improvement     # -1: no limit on iterations without a new best
     cdef readonly double restart_stall  # <= 0: no restarts; else the stall, a fraction of the budget
     cdef readonly double restart_temperature   # the temperature after a restart, times the start's
+    cdef readonly int64_t epoch_iterations     # > 0: a time-only budget anneals in epochs, the first this many iterations
+    cdef readonly double epoch_growth          # each epoch this many times longer than the one before
+    cdef readonly double epoch_temperature     # a later epoch's start temperature, times T0

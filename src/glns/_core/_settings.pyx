@@ -1,3 +1,4 @@
+from libc.stdint cimport int64_t
 # RunSettings: what the loop (_alns.run_alns) needs to know, as typed attributes. Every
 # setting is a required keyword, so a misspelled or forgotten one is a TypeError here rather
 # than a silent default inside the loop. Values are validated in Python before they get here
@@ -35,7 +36,8 @@ cdef class RunSettings:
 
     def __init__(self, *, int k_min, int k_max, double decay, scores, temperature, bint adaptive,
                  iterations, time_limit, no_improvement, double restart_stall=0.0,
-                 double restart_temperature=0.0):
+                 double restart_temperature=0.0, int64_t epoch_iterations=0, double epoch_growth=1.0,
+                 double epoch_temperature=0.0):
         if k_min < 1 or k_max < k_min:
             raise ValueError(f"invalid destroy range {k_min}..{k_max}")
         scores = tuple(float(s) for s in scores)
@@ -64,6 +66,11 @@ cdef class RunSettings:
             raise ValueError(f"invalid restart ({restart_stall}, {restart_temperature})")
         self.restart_stall = restart_stall
         self.restart_temperature = restart_temperature
+        if epoch_iterations < 0 or not epoch_growth >= 1 or epoch_temperature < 0:
+            raise ValueError(f"invalid epochs ({epoch_iterations}, {epoch_growth}, {epoch_temperature})")
+        self.epoch_iterations = epoch_iterations
+        self.epoch_growth = epoch_growth
+        self.epoch_temperature = epoch_temperature
 
     @property
     def scores(self) -> tuple:
@@ -87,4 +94,6 @@ cdef class RunSettings:
                 f"scores={self.scores!r}, temperature={self.temperature!r}, "
                 f"adaptive={bool(self.adaptive)}, iterations={self.iterations!r}, "
                 f"time_limit={self.time_limit!r}, no_improvement={self.no_improvement!r}, "
-                f"restart_stall={self.restart_stall!r}, restart_temperature={self.restart_temperature!r})")
+                f"restart_stall={self.restart_stall!r}, restart_temperature={self.restart_temperature!r}, "
+                f"epoch_iterations={self.epoch_iterations!r}, epoch_growth={self.epoch_growth!r}, "
+                f"epoch_temperature={self.epoch_temperature!r})")

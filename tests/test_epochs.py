@@ -1,0 +1,71 @@
+"""Epochs: with only a time limit the annealing runs in epochs of iterations that do not depend
+on the budget (glns.params.Epochs), so a longer time limit replays every shorter run with the
+same seed and is never worse."""
+
+import numpy as np
+import pytest
+
+import glns
+from glns.params import AutoTemperature, Epochs
+from glns.reference import reference_alns
+
+from glns.operators.seeds import BY_PROBLEM
+
+from conftest import make_problem
+
+
+@pytest.mark.parametrize("kind, n", [("cvrp", 60), ("tsp", 80), ("ovrp", 50)])
+def test_a_longer_time_limit_replays_the_shorter_run(kind, n):
+    problem = make_problem(kind, n, 3, capacity=30)
+    # short epochs, so that both runs go through several
+    params = glns.SolveParams(epochs=Epochs(first=2.0, growth=1.5))
+    short = glns.solve(problem, time_limit=0.15, seed=5, params=params)
+    long = glns.solve(problem, time_limit=0.6, seed=5, params=params)
+    assert short.restarts >= 2 and long.iterations > short.iterations
+    # every iteration but the short run's last (its local search may have met the deadline)
+    m = short.iterations - 1
+    np.testing.assert_array_equal(long.best_curve[:m], short.best_curve[:m])
+    np.testing.assert_array_equal(long.current_curve[:m], short.current_curve[:m])
+    assert long.cost <= short.cost
+
+
+@pytest.mark.parametrize("kind", ["cvrp", "tsp"])
+def test_the_reference_loop_replays_the_epochs(kind):
+    problem = make_problem(kind, 16, 1, capacity=20)
+    seeds = BY_PROBLEM[kind]
+    params = glns.SolveParams(epochs=Epochs(first=1.5, growth=1.7, temperature=0.3),
+                              temperature=AutoTemperature(worse=0.05))
+    native = glns.solve(problem, ["random_removal", "worst_removal"], ["greedy_insertion"],
+                        time_limit=0.02, seed=7, params=params)
+    m = min(native.iterations, 300)
+    ref = reference_alns(problem, [seeds.random_removal, seeds.worst_removal],
+                         [seeds.greedy_insertion], m, 7, params, timed=True)
+    assert native.initial_temperature == ref["initial_temperature"]
+    np.testing.assert_array_equal(native.best_curve[:m], ref["best_curve"])
+    np.testing.assert_array_equal(native.current_curve[:m], ref["current_curve"])
+    # first = 1.5 x 16 = 24 iterations, then 40, 68, 115, ...: four epoch starts in 300
+    assert ref["restarts"] >= 4
+
+
+def test_epochs_replace_the_stall_restarts_of_a_time_budget_only():
+    settings = glns.SolveParams().to_core(100, time_limit=1.0)
+    assert (settings.epoch_iterations, settings.epoch_growth, settings.epoch_temperature) == (2000, 2.0, 1.0)
+    assert glns.SolveParams(epochs=None).to_core(100, time_limit=1.0).epoch_iterations == 0
+    assert glns.SolveParams.paper().epochs is None
+    # an iteration budget anneals over its iterations, with or without epochs
+    problem = make_problem("cvrp", 30, 2, capacity=20)
+    a = glns.solve(problem, iterations=400, seed=1)
+    b = glns.solve(problem, iterations=400, seed=1, params=glns.SolveParams(epochs=None))
+    np.testing.assert_array_equal(a.current_curve, b.current_curve)
+
+
+@pytest.mark.parametrize("bad", [dict(first=0), dict(first=float("inf")), dict(growth=0.5),
+                                 dict(temperature=-1.0)])
+def test_invalid_epochs_are_refused(bad):
+    with pytest.raises(ValueError):
+        Epochs(**bad)
+
+
+def test_epochs_must_be_epochs():
+    with pytest.raises(ValueError, match="epochs must be Epochs or None"):
+        glns.SolveParams(epochs=(20, 2))
