@@ -111,11 +111,11 @@ class Epochs:
     The first epoch runs ``first`` x n iterations (n customers or cities, at least 1) from the
     start temperature T0 to the schedule's end temperature; each later one is `growth` times
     longer than the one before, and starts again from the best solution at `temperature` x T0
-    (by default T0 itself: a full reheat), cooling to the same end temperature. The time limit only says when to stop, so a run is
-    the same, iteration for iteration, as every shorter run with the same seed: a longer time
-    limit never gives a worse result (docs/method.md, "Epochs"). They replace the stall
-    restarts (`Restart`) of a time-only budget, and apply to AutoTemperature; with an
-    iteration budget the annealing is tied to the iterations as before.
+    (by default T0 itself: a full reheat), cooling to the same end temperature. The time limit
+    only says when to stop, so a run is the same, iteration for iteration, as every shorter run
+    with the same seed: a longer time limit never gives a worse result (docs/method.md,
+    "Epochs"). They replace the stall restarts (`Restart`) of a time-only budget, and apply to
+    AutoTemperature; with an iteration budget the annealing is tied to the iterations as before.
     """
 
     first: float = 20.0

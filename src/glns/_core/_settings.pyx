@@ -1,4 +1,3 @@
-from libc.stdint cimport int64_t
 # RunSettings: what the loop (_alns.run_alns) needs to know, as typed attributes. Every
 # setting is a required keyword, so a misspelled or forgotten one is a TypeError here rather
 # than a silent default inside the loop. Values are validated in Python before they get here
