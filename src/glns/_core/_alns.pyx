@@ -204,6 +204,15 @@ cdef object _python_repair(_OpTable ops, int r, Sol *cand, const Inst *inst,
 
 
 
+cdef inline int _back_to_best(Sol *cur, Sol *cand, const Sol *best, const Inst *c) except -1 nogil:
+    """A restart or a new epoch: the current solution (and its twin, the candidate) become the
+    best one."""
+    sol_copy(cur, best, c)
+    sol_copy(cand, cur, c)
+    sol_unmark(cur)
+    return 0
+
+
 cdef class _Run:
     """Solutions and buffers of one run, freed together."""
     cdef Sol cur, cand, best
@@ -389,9 +398,7 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
                 break
             if ((stall_iters > 0 and since_anchor >= stall_iters)
                     or (stall_seconds > 0 and elapsed - t_anchor >= stall_seconds)):
-                sol_copy(&run.cur, &run.best, c)
-                sol_copy(&run.cand, &run.cur, c)
-                sol_unmark(&run.cur)
+                _back_to_best(&run.cur, &run.cand, &run.best, c)
                 restarts += 1
                 since_anchor = 0
                 t_anchor = elapsed
@@ -402,9 +409,7 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
                     alpha = pow(T_end / T, 1.0 / (max_iter - it))
             if epoch_schedule and it >= epoch_end:
                 # the next epoch: from the best solution, cooling from epoch_temperature * T0
-                sol_copy(&run.cur, &run.best, c)
-                sol_copy(&run.cand, &run.cur, c)
-                sol_unmark(&run.cur)
+                _back_to_best(&run.cur, &run.cand, &run.best, c)
                 restarts += 1
                 epoch_len = <int64_t>min(epoch_len * settings.epoch_growth, 4.0e18)   # no overflow
                 epoch_end = it + epoch_len
