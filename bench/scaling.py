@@ -6,7 +6,8 @@ copy of it (``problem.core``) and runs ``glns.solve(problem, time_limit=T, seed=
 default portfolio. Per size:
 
 - generate s: building the instance (coordinates; the core computes distances on demand);
-- core s: ``problem.core`` (the core's private copy);
+- core s: the core's private copy of what the solve searches: on 1,000 nodes and more the
+  curve-ordered copy (``glns.problems.renumber``) and its core, else ``problem.core``;
 - solve s / overhead s: the whole ``glns.solve`` call, and what it spends outside its
   iterations (initial solution, per-run set-up);
 - iterations, median and mean seconds per iteration (``result.iteration_seconds``), the first
@@ -29,6 +30,7 @@ in Python instead of waking the system's out-of-memory killer), "killed" (a sign
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import resource
@@ -67,13 +69,16 @@ def fixed_removals(k: int) -> Any:
                             large_tour=glns.LargeTour(max_destroy=k))
 
 
-def measure(problem: str, n: int, seconds: float, seed: int, removals: int = 0) -> dict[str, Any]:
+def measure(problem: str, n: int, seconds: float, seed: int, removals: int = 0,
+            renumber: bool = True) -> dict[str, Any]:
     """One size, in this process: the figures of the module docstring (peak RSS aside);
-    removals > 0: exactly that many nodes removed per iteration (:func:`fixed_removals`)."""
+    removals > 0: exactly that many nodes removed per iteration (:func:`fixed_removals`);
+    renumber False: SolveParams(renumber=None), the original numbering at every n."""
     import numpy as np
 
     import glns
     from glns.datasets import generate
+    from glns.problems.renumber import renumbered
 
     row: dict[str, Any] = {"phase": "generate"}
     try:
@@ -81,10 +86,13 @@ def measure(problem: str, n: int, seconds: float, seed: int, removals: int = 0) 
         instance = generate(problem, n, seed)
         t1 = time.perf_counter()
         row.update(generate_s=t1 - t0, rss_after_generate_mb=_rss_mb(), phase="core")
-        instance.core
+        params = fixed_removals(removals) if removals else glns.SolveParams()
+        if not renumber:
+            params = dataclasses.replace(params, renumber=None)
+        copy = renumbered(instance, params.renumber)      # what the solve searches
+        (copy.problem if copy is not None else instance).core
         t2 = time.perf_counter()
         row.update(core_s=t2 - t1, rss_after_core_mb=_rss_mb(), phase="solve")
-        params = fixed_removals(removals) if removals else None
         result = glns.solve(instance, time_limit=seconds, seed=seed, params=params)
         t3 = time.perf_counter()
     except MemoryError as exc:
@@ -101,12 +109,12 @@ def measure(problem: str, n: int, seconds: float, seed: int, removals: int = 0) 
 
 
 def child_main(problem: str, n: int, seconds: float, seed: int, memory_gb: float | None, out: str,
-               removals: int = 0) -> None:
+               removals: int = 0, renumber: bool = True) -> None:
     """The child's entry: limit the address space, measure, write the row as JSON to ``out``."""
     if memory_gb:
         limit = int(memory_gb * 2**30)
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    row = measure(problem, n, seconds, seed, removals)
+    row = measure(problem, n, seconds, seed, removals, renumber)
     Path(out).write_text(json.dumps(row))
 
 
@@ -127,13 +135,13 @@ def exit_status(wait_status: int) -> tuple[str, str | None]:
 
 
 def run_child(problem: str, n: int, seconds: float, seed: int, memory_gb: float | None,
-              timeout: float, removals: int = 0) -> dict[str, Any]:
+              timeout: float, removals: int = 0, renumber: bool = True) -> dict[str, Any]:
     """One size in a fresh ``python bench/scaling.py --child ...`` process: its row, with its
     peak RSS and status whatever became of it."""
     with tempfile.TemporaryDirectory(prefix="glns-scaling-") as tmp:
         out, log = Path(tmp) / "row.json", Path(tmp) / "stderr.txt"
         cmd = [sys.executable, str(Path(__file__).resolve()), "--child", problem, str(n), str(seconds),
-               str(seed), str(memory_gb or 0), str(out), str(removals)]
+               str(seed), str(memory_gb or 0), str(out), str(removals), str(int(renumber))]
         with open(log, "w") as err:
             proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=err)
         deadline = time.monotonic() + timeout
@@ -189,7 +197,8 @@ def default_memory_gb() -> float:
 
 
 def run(problems: Sequence[str], sizes: Sequence[int], seconds: float, out: Path, seed: int = 0,
-        memory_gb: float | None = None, timeout: float | None = None, removals: int = 0) -> list[dict[str, Any]]:
+        memory_gb: float | None = None, timeout: float | None = None, removals: int = 0,
+        renumber: bool = True) -> list[dict[str, Any]]:
     """Every (problem, size), one child at a time; scaling.json and scaling.md in ``out``
     rewritten after each. removals > 0: that many nodes removed per iteration at every n."""
     from glns.benchmark.report import environment
@@ -197,13 +206,14 @@ def run(problems: Sequence[str], sizes: Sequence[int], seconds: float, out: Path
     out.mkdir(parents=True, exist_ok=True)
     timeout = timeout if timeout is not None else 600 + 3 * seconds
     settings = {"problems": list(problems), "sizes": list(sizes), "seconds": seconds, "seed": seed,
-                "memory_gb": memory_gb, "timeout": timeout, "removals": removals or None,
-                "solver": "glns.solve default portfolio" + (f", {removals} removals per iteration" if removals else "")}
+                "memory_gb": memory_gb, "timeout": timeout, "removals": removals or None, "renumber": renumber,
+                "solver": "glns.solve default portfolio" + (f", {removals} removals per iteration" if removals else "")
+                + ("" if renumber else ", renumber=None")}
     document: dict[str, Any] = {"settings": settings, "environment": environment(), "rows": []}
     for problem in problems:
         for n in sizes:
             print(f"scaling: {problem} n = {n} ...", file=sys.stderr, flush=True)
-            document["rows"].append(run_child(problem, n, seconds, seed, memory_gb, timeout, removals))
+            document["rows"].append(run_child(problem, n, seconds, seed, memory_gb, timeout, removals, renumber))
             (out / "scaling.json").write_text(json.dumps(document, indent=1) + "\n")
             (out / "scaling.md").write_text(markdown(document["rows"]))
     return document["rows"]
@@ -212,8 +222,9 @@ def run(problems: Sequence[str], sizes: Sequence[int], seconds: float, out: Path
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["--child"]:
-        problem, n, seconds, seed, memory_gb, out, removals = argv[1:]
-        child_main(problem, int(n), float(seconds), int(seed), float(memory_gb), out, int(removals))
+        problem, n, seconds, seed, memory_gb, out, removals, renumber = argv[1:]
+        child_main(problem, int(n), float(seconds), int(seed), float(memory_gb), out, int(removals),
+                   renumber == "1")
         return 0
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--problems", nargs="+", choices=PROBLEMS, default=list(PROBLEMS))
@@ -226,11 +237,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, help="kill a child after this many seconds (default 600 + 3 x --seconds)")
     ap.add_argument("--removals", type=int, default=0,
                     help="remove exactly this many nodes per iteration at every n (default: the default rules)")
+    ap.add_argument("--no-renumber", action="store_true",
+                    help="keep the instance's numbering at every n (SolveParams(renumber=None))")
     args = ap.parse_args(argv)
     if args.removals < 0 or min(args.sizes) < args.removals:
         ap.error(f"--removals must be between 0 and the smallest size, got {args.removals}")
     rows = run(args.problems, args.sizes, args.seconds, Path(args.out), args.seed, args.memory_gb or None,
-               args.timeout, args.removals)
+               args.timeout, args.removals, not args.no_renumber)
     print(markdown(rows), end="")
     print(f"\nfull results: {Path(args.out) / 'scaling.json'}")
     return 0

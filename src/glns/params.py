@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from glns._core._settings import AutoSchedule, FixedSchedule, RunSettings
+from glns.problems.renumber import RENUMBER_FROM
 from glns.problems.space_filling import INITIAL_SETTINGS
 
 __all__ = ["FixedTemperature", "AutoTemperature", "Restart", "Epochs", "LargeTour", "SolveParams",
@@ -201,6 +202,10 @@ class SolveParams:
         probes; "wait" compiles before the run starts; "cached" uses only what is already in
         the cache; "off" never compiles. In the environment, ``GLNS_COMPILE=...`` replaces
         "auto", and ``GLNS_ACCELERATE=0`` turns views and compilation off everywhere.
+    renumber: from this many customers (or cities) on, a run whose operators are all native, on
+        an instance with coordinates and no distance matrix, searches a copy numbered in
+        Hilbert-curve order (faster: the nodes an iteration touches lie close together in the
+        core's arrays) and maps the solution back (docs/method.md, "Node order"); None: never.
     """
 
     destroy_fraction: float | tuple[float, float] = (0.2, 0.6)
@@ -217,6 +222,7 @@ class SolveParams:
     compile: str = "auto"
     initial: str = "auto"
     epochs: Epochs | None = field(default_factory=Epochs)
+    renumber: int | None = RENUMBER_FROM
 
     def __post_init__(self) -> None:
         fractions = self.destroy_fraction if isinstance(self.destroy_fraction, tuple) else (self.destroy_fraction,)
@@ -248,14 +254,17 @@ class SolveParams:
             raise ValueError(f"restart must be Restart or None, got {self.restart!r}")
         if self.epochs is not None and not isinstance(self.epochs, Epochs):
             raise ValueError(f"epochs must be Epochs or None, got {self.epochs!r}")
+        if self.renumber is not None and (isinstance(self.renumber, bool) or int(self.renumber) != self.renumber
+                                          or self.renumber < 1):
+            raise ValueError(f"renumber must be a positive integer (customers) or None, got {self.renumber!r}")
 
     @classmethod
     def paper(cls, **changes: Any) -> "SolveParams":
         """The paper's preset: epsilon 0.2, lambda 0.5, sigma (1.5, 1.2, 0.8, 0.1), T0 100, alpha
-        0.97, the random start, no restarts, no epochs."""
+        0.97, the random start, no restarts, no epochs, no renumbering."""
         base = dict(temperature=FixedTemperature(100.0, 0.97), scores=SIGMA_PAPER,
                     destroy_fraction=0.2, max_destroy=None, large_destroy=None, large_tour=None, decay=0.5,
-                    adaptive=True, initial="random", restart=None, epochs=None)
+                    adaptive=True, initial="random", restart=None, epochs=None, renumber=None)
         base.update(changes)
         return cls(**base)
 

@@ -41,7 +41,10 @@ class Result:
     """Outcome of :func:`glns.solve`.
 
     solution: best solution in the operator format (TSP: list of cities; VRP: list of routes).
-    cost: its objective. best_curve / current_curve: cost after each iteration.
+    cost: its objective, exactly as ``problem.cost(solution)`` gives it.
+    best_curve / current_curve: cost after each iteration, as the search summed it (on a run
+    that searched a renumbered copy, SolveParams.renumber, the last bits of a float cost can
+    differ from `cost`: the copy sums the same arcs in another order).
     iteration_seconds: wall time of each iteration. synergy: S[d, r] (docs/method.md).
     restarts: how often the run went back to its best solution after a stall (SolveParams.restart).
     """

@@ -17,6 +17,7 @@ from glns.operators.arguments import parse_arguments
 from glns.operators.bridge import alarm_installed
 from glns.params import LARGE_TOUR_CITIES, SolveParams
 from glns.problems import Problem
+from glns.problems.renumber import renumbered
 from glns.problems.space_filling import start_solution
 from glns.result import OperatorStats, Result
 
@@ -110,22 +111,34 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
 
     destroy_ops, repair_ops = parse_arguments(destroy, repair, problem.kind,
                                               defaults=default_portfolio(problem))
-    if initial_solution is None:
-        initial_solution = start_solution(problem, params.initial)
     uses_python = not all(op.is_native for op in destroy_ops + repair_ops)
+    # Python operators see the caller's node ids; native ones search a curve-ordered copy
+    copy = None if uses_python else renumbered(problem, params.renumber)
+    work = copy.problem if copy is not None else problem
+    if initial_solution is None:
+        initial_solution = start_solution(work, params.initial)
+    elif copy is not None:
+        err = problem.violation(initial_solution)
+        if err is not None:
+            raise ValueError(f"initial solution is invalid: {err}")
+        initial_solution = copy.to_internal(initial_solution)
     # binding a Python operator may run probe calls (glns.operators.accelerate): they seed the
     # global random streams, so the caller's state is saved before and restored after it all
     saved = (random.getstate(), np.random.get_state()) if uses_python else None
     try:
-        bound_d = [op.bind(problem, params.op_timeout, params) for op in destroy_ops]
-        bound_r = [op.bind(problem, params.op_timeout, params) for op in repair_ops]
+        bound_d = [op.bind(work, params.op_timeout, params) for op in destroy_ops]
+        bound_r = [op.bind(work, params.op_timeout, params) for op in repair_ops]
         with alarm_installed() if uses_python and params.op_timeout else contextlib.nullcontext():
-            run = run_alns(problem.core, bound_d, bound_r, settings, seed, initial_solution)
+            run = run_alns(work.core, bound_d, bound_r, settings, seed, initial_solution)
     finally:
         if saved is not None:
             random.setstate(saved[0])
             np.random.set_state(saved[1])
-    return _result(problem, run, destroy_ops, repair_ops, seed, bound_d, bound_r)
+    if copy is None:
+        solution, cost = run.best, run.best_cost
+    else:   # the caller's ids, and the cost as the caller's instance sums it
+        solution, cost = copy.to_original(run.best), copy.cost(run.best)
+    return _result(problem, run, solution, cost, destroy_ops, repair_ops, seed, bound_d, bound_r)
 
 
 def _stats(ops: Iterable[_ops.Operator], record: OperatorRecord, bound: list) -> tuple[OperatorStats, ...]:
@@ -140,10 +153,10 @@ def _stats(ops: Iterable[_ops.Operator], record: OperatorRecord, bound: list) ->
     )
 
 
-def _result(problem: Problem, run: RunResult, destroy_ops: list, repair_ops: list,
-            seed: int, bound_d: list, bound_r: list) -> Result:
+def _result(problem: Problem, run: RunResult, solution: Any, cost: float, destroy_ops: list,
+            repair_ops: list, seed: int, bound_d: list, bound_r: list) -> Result:
     return Result(
-        problem_kind=problem.kind, solution=run.best, cost=run.best_cost,
+        problem_kind=problem.kind, solution=solution, cost=cost,
         iterations=run.iterations, runtime=run.runtime, seed=seed,
         best_curve=run.best_curve, current_curve=run.current_curve,
         iteration_seconds=run.iteration_seconds,

@@ -166,6 +166,7 @@ class Problem:
         self._explicit = dist is not None
         self._n = n
         self._core = None
+        self._renumbered = None     # glns.problems.renumber's copy, built on first use
 
     @property
     def explicit_distances(self) -> bool:
@@ -218,7 +219,7 @@ class Problem:
     def __getstate__(self) -> dict[str, Any]:
         # the core's copy is a C structure, rebuilt on demand after unpickling; a matrix built
         # from the coordinates is rebuilt too, rather than shipped to worker processes
-        state = {**self.__dict__, "_core": None}
+        state = {**self.__dict__, "_core": None, "_renumbered": None}
         if not self._explicit:
             state["_matrix"] = None
         return state

@@ -1,0 +1,95 @@
+"""Large instances renumbered along a space-filling curve (docs/method.md, "Node order").
+
+The core keeps its per-node data (coordinates, candidate lists, positions, cached arc costs
+and their blocks of 16 ids) in arrays indexed by node id. An LNS iteration touches nodes that
+lie close together; when the ids are unrelated to where the nodes are, as in generated
+uniform instances and many real files, those nodes are scattered over the arrays and most
+accesses miss the cache. ``glns.solve`` therefore runs native operators on a copy whose
+customers are numbered in Hilbert-curve order of their coordinates and maps the solution
+back. On uniform instances at 5 s this made an iteration 10 % faster on a TSP of 10,000
+cities (5 % at 1,000) and 6 % on a CVRP of 10,000 customers (docs/benchmarks.md, session 24).
+
+The copy has the same nodes and the same distances, so the search is the same kind of search;
+with a fixed seed it is another (equally good) run than the one on the original numbering.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from glns.problems.base import Problem
+from glns.problems.space_filling import curve_order
+
+__all__ = ["RENUMBER_FROM", "Renumbered", "renumbered"]
+
+#: the default of SolveParams.renumber: customers (or cities) from which a solve renumbers
+RENUMBER_FROM = 1000
+
+
+@dataclass(frozen=True)
+class Renumbered:
+    """A copy of an instance with its customers numbered in curve order.
+
+    problem: the copy. original[i]: the caller's id of node i of the copy; internal[u]: the
+    copy's id of the caller's node u (the depot, node 0 of a VRP, keeps its id)."""
+
+    problem: Problem
+    original: np.ndarray
+    internal: np.ndarray
+
+    def to_internal(self, solution: Any) -> Any:
+        """A solution of the caller's instance in the copy's ids."""
+        return self._mapped(solution, self.internal)
+
+    def to_original(self, solution: Any) -> Any:
+        """A solution of the copy in the caller's ids."""
+        return self._mapped(solution, self.original)
+
+    def cost(self, solution: Any) -> float:
+        """The cost of a solution of the copy, summed as the caller's instance sums it (the
+        same float as ``problem.cost(to_original(solution))``, without building that
+        instance's core)."""
+        from glns._core._solution import Solution
+
+        sol = Solution(self.problem.core)
+        sol.load(solution)
+        return sol.cost_in_order(self.internal)
+
+    def _mapped(self, solution: Any, ids: np.ndarray) -> Any:
+        """ValueError (or TypeError) when it is not made of node ids of the instance."""
+        kind = type(self.problem)
+        out = []
+        for route in kind.routes_of(solution):
+            r = np.asarray(route, dtype=np.int64)
+            if r.size and (r.min() < 0 or r.max() >= len(ids)):
+                raise ValueError(f"a solution names node {int(r.min() if r.min() < 0 else r.max())}, "
+                                 f"which is not a node of the instance (0..{len(ids) - 1})")
+            out.append(ids[r].tolist())
+        return kind.solution_from_routes(out)
+
+
+def renumbered(problem: Problem, from_customers: int | None = RENUMBER_FROM) -> Renumbered | None:
+    """The curve-ordered copy of `problem` (built once and kept on it), or None when it has no
+    coordinates, was given a distance matrix, or has fewer than `from_customers` customers
+    (None: never)."""
+    if (from_customers is None or problem.coords is None or problem.explicit_distances
+            or problem.n_customers < from_customers):
+        return None
+    cached = getattr(problem, "_renumbered", None)
+    if cached is not None:
+        return cached
+    first = problem.first_node
+    original = np.concatenate([np.arange(first, dtype=np.int64),
+                               np.asarray(curve_order(problem.coords, first), dtype=np.int64)])
+    internal = np.empty_like(original)
+    internal[original] = np.arange(len(original), dtype=np.int64)
+    copy = type(problem).from_parts(problem.coords[original], None, problem.demands[original],
+                                    problem.capacity, name=problem.name, rounding=problem.rounding)
+    for a in (original, internal):
+        a.flags.writeable = False
+    out = Renumbered(copy, original, internal)
+    problem._renumbered = out
+    return out
