@@ -12,7 +12,8 @@ import glns
 from glns import datasets
 from glns._core._solution import Solution
 from glns.problems import CVRP, TSP
-from glns.problems.renumber import RENUMBER_FROM, renumbered
+from glns.problems.renumber import LOCAL_IDS, RENUMBER_FROM, id_spread, renumbered
+from glns.problems.space_filling import curve_order
 
 KINDS = ("tsp", "cvrp", "ovrp")
 
@@ -63,6 +64,13 @@ def test_when_there_is_no_copy():
     with_matrix = CVRP(np.random.RandomState(0).rand(30, 2), np.r_[0, np.ones(29, dtype=int)], 5,
                        distances=np.ones((30, 30)) - np.eye(30))
     assert renumbered(with_matrix, from_customers=1) is None
+    uniform = datasets.generate("tsp", 300, 0)
+    curve = np.asarray(curve_order(uniform.coords))
+    in_curve_order = TSP(uniform.coords[curve])
+    assert id_spread(uniform.coords, uniform.coords[curve]) > 3 * LOCAL_IDS   # about sqrt(n) / 2
+    assert id_spread(in_curve_order.coords, in_curve_order.coords) == 1.0
+    assert renumbered(uniform, from_customers=100) is not None
+    assert renumbered(in_curve_order, from_customers=100) is None   # its ids are local already
     assert glns.SolveParams().renumber == RENUMBER_FROM
     assert glns.SolveParams.paper().renumber is None
 

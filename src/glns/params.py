@@ -205,7 +205,8 @@ class SolveParams:
     renumber: from this many customers (or cities) on, a run whose operators are all native, on
         an instance with coordinates and no distance matrix, searches a copy numbered in
         Hilbert-curve order (faster: the nodes an iteration touches lie close together in the
-        core's arrays) and maps the solution back (docs/method.md, "Node order"); None: never.
+        core's arrays) and maps the solution back, unless its ids are that local already
+        (docs/method.md, "Node order"); None: never.
     """
 
     destroy_fraction: float | tuple[float, float] = (0.2, 0.6)

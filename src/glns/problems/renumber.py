@@ -23,10 +23,14 @@ import numpy as np
 from glns.problems.base import Problem
 from glns.problems.space_filling import curve_order
 
-__all__ = ["RENUMBER_FROM", "Renumbered", "renumbered"]
+__all__ = ["RENUMBER_FROM", "LOCAL_IDS", "Renumbered", "id_spread", "renumbered"]
 
 #: the default of SolveParams.renumber: customers (or cities) from which a solve renumbers
 RENUMBER_FROM = 1000
+#: ids already this local are kept: a copy is made only when consecutive ids lie on average
+#: more than LOCAL_IDS times as far apart as consecutive nodes on the curve (uniform random
+#: ids: about 50; TSPLIB files numbered along a drilling or sweep order: 0.7-1.9)
+LOCAL_IDS = 2.0
 
 
 @dataclass(frozen=True)
@@ -71,10 +75,22 @@ class Renumbered:
         return kind.solution_from_routes(out)
 
 
+def id_spread(by_id: np.ndarray, by_curve: np.ndarray) -> float:
+    """How much farther apart consecutive ids lie than consecutive nodes on the curve: the mean
+    distance between the points of `by_id` (customers in id order) over that of `by_curve` (the
+    same points in curve order); inf when the curve's is 0 (all points in one place) and the
+    ids' is not."""
+    step_id = float(np.linalg.norm(np.diff(by_id, axis=0), axis=1).mean()) if len(by_id) > 1 else 0.0
+    step_curve = float(np.linalg.norm(np.diff(by_curve, axis=0), axis=1).mean()) if len(by_curve) > 1 else 0.0
+    if step_curve == 0.0:
+        return 0.0 if step_id == 0.0 else float("inf")
+    return step_id / step_curve
+
+
 def renumbered(problem: Problem, from_customers: int | None = RENUMBER_FROM) -> Renumbered | None:
     """The curve-ordered copy of `problem` (built once and kept on it), or None when it has no
-    coordinates, was given a distance matrix, or has fewer than `from_customers` customers
-    (None: never)."""
+    coordinates, was given a distance matrix, has fewer than `from_customers` customers (None:
+    never), or its ids are about as local as the curve's already (:func:`id_spread`)."""
     if (from_customers is None or problem.coords is None or problem.explicit_distances
             or problem.n_customers < from_customers):
         return None
@@ -82,8 +98,10 @@ def renumbered(problem: Problem, from_customers: int | None = RENUMBER_FROM) -> 
     if cached is not None:
         return cached
     first = problem.first_node
-    original = np.concatenate([np.arange(first, dtype=np.int64),
-                               np.asarray(curve_order(problem.coords, first), dtype=np.int64)])
+    curve = np.asarray(curve_order(problem.coords, first), dtype=np.int64)
+    if id_spread(problem.coords[first:], problem.coords[curve]) <= LOCAL_IDS:
+        return None
+    original = np.concatenate([np.arange(first, dtype=np.int64), curve])
     internal = np.empty_like(original)
     internal[original] = np.arange(len(original), dtype=np.int64)
     copy = type(problem).from_parts(problem.coords[original], None, problem.demands[original],
