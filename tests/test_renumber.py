@@ -13,6 +13,7 @@ from glns import datasets
 from glns._core._solution import Solution
 from glns.problems import CVRP, TSP
 from glns.problems.renumber import LOCAL_IDS, RENUMBER_FROM, id_spread, renumbered
+from glns.problems.solutions import matrix_cost
 from glns.problems.space_filling import curve_order
 
 KINDS = ("tsp", "cvrp", "ovrp")
@@ -86,6 +87,7 @@ def test_solutions_map_both_ways_and_cost_the_same_to_the_last_bit(kind):
         assert copy.to_original(inner) == solution
         assert copy.problem.cost(inner) == pytest.approx(problem.cost(solution), rel=1e-12)
         assert copy.cost(inner) == problem.cost(solution)           # exact: the caller's summation
+        assert copy.cost(inner) == matrix_cost(problem.distances, solution, kind == "tsp", kind == "ovrp")
 
 
 def test_cost_in_order_is_the_canonical_sum_of_the_renumbered_instance():
@@ -145,8 +147,7 @@ def test_a_given_start_is_mapped_and_checked_in_the_callers_ids():
     broken[0].append(broken[1][0])                     # a customer visited twice
     with pytest.raises(ValueError, match="initial solution is invalid") as caught:
         glns.solve(problem, iterations=10, seed=0, params=params, initial_solution=broken)
-    plain = pytest.raises(ValueError)
-    with plain as expected:
+    with pytest.raises(ValueError) as expected:
         glns.solve(problem, iterations=10, seed=0, params=glns.SolveParams(renumber=None),
                    initial_solution=broken)
     assert str(caught.value) == str(expected.value)    # the same message, in the caller's ids
