@@ -509,10 +509,9 @@ cdef inline double _incoming(const Sol *s, const Inst *inst, int v) noexcept nog
     return c
 
 
-cdef inline double _block_sum(Sol *s, const Inst *inst, int b, bint cached) noexcept nogil:
-    """The summed costs of the routed nodes of block b, in id order. cached: read the owned
-    costs that are valid (own_ok) and recompute and cache the others; else recompute all
-    and write nothing."""
+cdef inline double _block_sum(Sol *s, const Inst *inst, int b) noexcept nogil:
+    """The summed costs of the routed nodes of block b, in id order: the owned costs that are
+    valid (own_ok) are read, the others recomputed and cached."""
     cdef int v = b << COST_BLOCK_SHIFT
     cdef int end = v + (1 << COST_BLOCK_SHIFT)
     cdef double acc = 0.0
@@ -520,13 +519,10 @@ cdef inline double _block_sum(Sol *s, const Inst *inst, int b, bint cached) noex
         end = inst.n
     while v < end:
         if s.route_of[v] >= 0:
-            if not cached:
-                acc += _incoming(s, inst, v)
-            else:
-                if not s.own_ok[v]:
-                    s.own[v] = _incoming(s, inst, v)
-                    s.own_ok[v] = 1
-                acc += s.own[v]
+            if not s.own_ok[v]:
+                s.own[v] = _incoming(s, inst, v)
+                s.own_ok[v] = 1
+            acc += s.own[v]
         v += 1
     return acc
 
@@ -537,19 +533,33 @@ cdef double sol_cost(Sol *s, const Inst *inst) noexcept nogil:
     cdef int b
     for b in range(s.n_blocks):
         if s.stale[b]:
-            s.part[b] = _block_sum(s, inst, b, True)
+            s.part[b] = _block_sum(s, inst, b)
             s.stale[b] = 0
         total += s.part[b]
     return total
 
 
+cdef double sol_cost_ordered(const Sol *s, const Inst *inst, const int64_t *order) noexcept nogil:
+    """The cost summed from scratch as sol_cost sums it, with no cached value read or written;
+    order (NULL: the identity) numbers the nodes: the u-th node summed is order[u], so the
+    blocks are those of the instance renumbered by it (Solution.cost_in_order)."""
+    cdef double total = 0.0, acc
+    cdef int b = 0, u, v, end, n = inst.n
+    while b < n:
+        acc = 0.0
+        end = min(b + (1 << COST_BLOCK_SHIFT), n)
+        for u in range(b, end):
+            v = <int> order[u] if order != NULL else u
+            if s.route_of[v] >= 0:
+                acc += _incoming(s, inst, v)
+        total += acc
+        b = end
+    return total
+
+
 cdef double sol_cost_full(const Sol *s, const Inst *inst) noexcept nogil:
     """sol_cost recomputed from scratch, ignoring the cached block sums (for tests)."""
-    cdef double total = 0.0
-    cdef int b
-    for b in range(s.n_blocks):
-        total += _block_sum(<Sol *> s, inst, b, False)     # reads only
-    return total
+    return sol_cost_ordered(s, inst, NULL)
 
 
 cdef double removal_delta(const Sol *s, const Inst *inst, int v) noexcept nogil:
@@ -763,15 +773,14 @@ cdef class Solution:
         """The cost summed from scratch, without the cached block sums (equal to cost())."""
         return sol_cost_full(&self.s, &self.inst.c)
 
-    def cost_in_order(self, const int64_t[:] order not None) -> float:
+    def cost_in_order(self, const int64_t[::1] order not None) -> float:
         """The cost as cost() sums it on this instance with its nodes renumbered, where node u
         of the renumbered instance is node order[u] here (a permutation of the node ids): the
         same arcs, summed per block of 16 renumbered ids. A solve on a renumbered copy
         (glns.problems.renumber) reports its cost this way, so that it equals, to the last
         bit, the cost the caller's instance gives the solution."""
-        cdef int n = self.inst.n
-        cdef int b, u, v, end, block = 1 << COST_BLOCK_SHIFT
-        cdef double total = 0.0, acc
+        cdef int u, n = self.inst.n
+        cdef double total
         if order.shape[0] != n:
             raise ValueError(f"order must list the {n} nodes, got {order.shape[0]} entries")
         seen = bytearray(n)
@@ -780,16 +789,7 @@ cdef class Solution:
                 raise ValueError(f"order is not a permutation of the node ids (order[{u}] = {order[u]})")
             seen[order[u]] = 1
         with nogil:
-            b = 0
-            while b < n:
-                acc = 0.0
-                end = min(b + block, n)
-                for u in range(b, end):
-                    v = <int> order[u]
-                    if self.s.route_of[v] >= 0:
-                        acc += _incoming(&self.s, &self.inst.c, v)
-                total += acc
-                b = end
+            total = sol_cost_ordered(&self.s, &self.inst.c, &order[0])
         return total
 
     def loads(self):
