@@ -142,6 +142,7 @@ def test_a_given_start_is_mapped_and_checked_in_the_callers_ids():
     params = glns.SolveParams(renumber=50)
     start = _random_solution(problem, random.Random(0))
     result = glns.solve(problem, iterations=0, seed=0, params=params, initial_solution=start)
+    assert problem._core is None          # a sound start is checked on the copy only
     assert result.solution == start and result.cost == problem.cost(start)
     broken = [route[:] for route in start]
     broken[0].append(broken[1][0])                     # a customer visited twice
@@ -181,3 +182,14 @@ def test_the_copy_is_not_pickled():
 def test_renumber_setting_is_validated(bad):
     with pytest.raises((ValueError, TypeError)):
         glns.SolveParams(renumber=bad)
+
+
+@pytest.mark.parametrize("bad", [[[1, 2, 500]], [[1, -1]], "nonsense"])
+def test_a_start_with_foreign_ids_gets_the_same_error_as_without_a_copy(bad):
+    problem = datasets.generate("cvrp", 80, 2)
+    messages = []
+    for renumber in (50, None):
+        with pytest.raises(ValueError, match="initial solution is invalid") as caught:
+            glns.solve(problem, iterations=1, params=glns.SolveParams(renumber=renumber), initial_solution=bad)
+        messages.append(str(caught.value))
+    assert messages[0] == messages[1]

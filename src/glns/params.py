@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from glns._core._settings import AutoSchedule, FixedSchedule, RunSettings
+from glns.checks import check_count
 from glns.problems.renumber import RENUMBER_FROM
 from glns.problems.space_filling import INITIAL_SETTINGS
 
@@ -255,9 +256,8 @@ class SolveParams:
             raise ValueError(f"restart must be Restart or None, got {self.restart!r}")
         if self.epochs is not None and not isinstance(self.epochs, Epochs):
             raise ValueError(f"epochs must be Epochs or None, got {self.epochs!r}")
-        if self.renumber is not None and (isinstance(self.renumber, bool) or int(self.renumber) != self.renumber
-                                          or self.renumber < 1):
-            raise ValueError(f"renumber must be a positive integer (customers) or None, got {self.renumber!r}")
+        if self.renumber is not None:
+            check_count(self.renumber, "renumber (customers)")
 
     @classmethod
     def paper(cls, **changes: Any) -> "SolveParams":

@@ -17,7 +17,7 @@ from glns.operators.arguments import parse_arguments
 from glns.operators.bridge import alarm_installed
 from glns.params import LARGE_TOUR_CITIES, SolveParams
 from glns.problems import Problem
-from glns.problems.renumber import renumbered
+from glns.problems.renumber import Renumbered, renumbered
 from glns.problems.space_filling import start_solution
 from glns.result import OperatorStats, Result
 
@@ -118,10 +118,7 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
     if initial_solution is None:
         initial_solution = start_solution(work, params.initial)
     elif copy is not None:
-        err = problem.violation(initial_solution)
-        if err is not None:
-            raise ValueError(f"initial solution is invalid: {err}")
-        initial_solution = copy.to_internal(initial_solution)
+        initial_solution = _start_on_copy(problem, copy, initial_solution)
     # binding a Python operator may run probe calls (glns.operators.accelerate): they seed the
     # global random streams, so the caller's state is saved before and restored after it all
     saved = (random.getstate(), np.random.get_state()) if uses_python else None
@@ -139,6 +136,19 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
     else:   # the caller's ids, and the cost as the caller's instance sums it
         solution, cost = copy.to_original(run.best), copy.cost(run.best)
     return _result(problem, run, solution, cost, destroy_ops, repair_ops, seed, bound_d, bound_r)
+
+
+def _start_on_copy(problem: Problem, copy: Renumbered, start: Any) -> Any:
+    """A caller's start in the copy's ids, checked there. Only a faulty start is checked on the
+    caller's instance too (building its core), so the error names the caller's ids."""
+    try:
+        mapped = copy.to_internal(start)
+    except (TypeError, ValueError):
+        mapped = None
+    if mapped is None or copy.problem.violation(mapped) is not None:
+        err = problem.violation(start) or "it is not a solution of this instance"
+        raise ValueError(f"initial solution is invalid: {err}")
+    return mapped
 
 
 def _stats(ops: Iterable[_ops.Operator], record: OperatorRecord, bound: list) -> tuple[OperatorStats, ...]:
