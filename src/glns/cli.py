@@ -112,7 +112,7 @@ def _evolution_config(args: argparse.Namespace):
         no_joint=args.no_joint_crossover or None, adaptive=False if args.no_adaptive_weights else None,
         sigma=args.sigma, pair_choice=args.pair_choice, native_seeds=args.native_seeds or None,
         max_attempts=args.max_attempts, op_timeout=args.op_timeout, workers=args.workers,
-        backend=args.backend, address=args.address,
+        backend=args.backend, address=args.address, sandbox=args.sandbox,
         seed=args.seed, temperature=args.temperature, llm_concurrency=args.llm_concurrency,
         max_tokens=args.max_tokens, max_cost=args.max_cost, max_time=args.max_time)
     return EvolutionConfig(**{k: v for k, v in given.items() if v is not None})
@@ -191,7 +191,7 @@ def _cmd_evolve(args: argparse.Namespace) -> int:
             evo = Evolution.resume(args.resume, llm, generations=args.generations,
                                    llm_concurrency=args.llm_concurrency, max_tokens=args.max_tokens,
                                    max_cost=args.max_cost, max_time=args.max_time,
-                                   progress=quiet_progress)
+                                   sandbox=args.sandbox, progress=quiet_progress)
         else:
             cfg = _evolution_config(args)
             run_dir = args.run_dir or f"glns-runs/{cfg.problem}-seed{cfg.seed}-{time.strftime('%Y%m%d-%H%M%S')}"
@@ -238,6 +238,10 @@ def _add_evolve_parser(sub: argparse._SubParsersAction) -> None:
     run.add_argument("--workers", type=int, help="evaluation processes (default: all cores)")
     run.add_argument("--backend", choices=["process", "ray"], help="where episodes run (default process)")
     run.add_argument("--address", help="Ray cluster address for --backend ray (default: local runtime)")
+    run.add_argument("--sandbox", choices=["auto", "strict", "off"],
+                     help="OS-level confinement of the processes that run generated code: auto "
+                     "(default: seccomp, Landlock and limits where the kernel has them), strict "
+                     "(refuse to run without them), off (docs/sandbox.md)")
     run.add_argument("-q", "--quiet", action="store_true", help="report cycles only, not episodes and LLM requests")
     run.add_argument("--llm-concurrency", type=int,
                      help="LLM requests in flight at once (default 4; the result does not depend on it)")

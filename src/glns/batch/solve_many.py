@@ -19,6 +19,7 @@ Decisions:
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import logging
 import sys
 import time
@@ -33,6 +34,7 @@ from glns.problems import Problem
 from glns.result import Result
 from glns.rng import run_seed
 from glns.solve import stop_settings
+from glns.sandbox.confine import sandbox_confinement
 from glns.sandbox.evaluation import failure_message, operator_wires, solve_task, solve_tasks
 
 __all__ = ["solve_many", "run_solve_tasks", "TaskFailure", "BatchError", "RETRYABLE", "NO_DEADLINE"]
@@ -100,7 +102,7 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
                backend: str = "process", address: str | None = None,
                progress: bool | Callable[[int, int, int], None] = False, retries: int = 1,
                task_timeout: float | None = None, errors: str = "raise",
-               executor: Executor | None = None) -> list[Result]:
+               executor: Executor | None = None, sandbox: bool | str = False) -> list[Result]:
     """Solve every instance with ``glns.solve`` in parallel; results in input order.
 
     instances: TSP, CVRP and OVRP instances (kinds may be mixed). destroy, repair: as in
@@ -130,6 +132,10 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
     errors: "raise" (default): when tasks failed, raise :class:`BatchError` after the whole
         batch ran (it holds the failures and every result); "return": return the list with a
         :class:`TaskFailure` in place of each failed result.
+    sandbox: run untrusted operator code (an exported population, code from elsewhere)
+        confined at the OS level: True or "auto" (the layers this machine offers), "strict"
+        (refuse to run without seccomp and Landlock) or False (default). The "process" backend
+        only; docs/sandbox.md says what is blocked. Results are the same as unconfined.
 
     Each :class:`glns.Result` has ``extra["task_seconds"]`` (wall time of the task in its
     worker) and ``extra["attempts"]``.
@@ -156,17 +162,38 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
     if executor is not None and (backend != "process" or workers is not None or address is not None):
         raise ValueError("pass either an executor or backend/workers/address, not both")
     wires = operator_wires(destroy, repair, {p.kind for p in instances})
+    confinement = None
+    if sandbox not in (False, None, "off"):
+        if executor is not None or backend != "process":
+            raise ValueError("sandbox=True runs on the 'process' backend with workers of its own; "
+                             "pass neither an executor nor another backend")
+        confinement = sandbox_confinement(sandbox, read_paths=_import_dirs(wires))
     seeds = [run_seed(seed, i) for i in range(len(instances))]
     tasks = solve_tasks(instances, seeds, wires, iterations, params, time_limit, no_improvement)
     report = _ProgressLine(len(tasks)) if progress is True else (progress or None)
     # the arguments are all checked: only now start workers (or a Ray runtime) if needed
     with contextlib.nullcontext(executor) if executor is not None \
-            else make_executor(backend, workers, address=address) as ex:
+            else make_executor(backend, workers, address=address, sandbox=confinement) as ex:
         out = run_solve_tasks(ex, tasks, seeds, [task_timeout or NO_DEADLINE] * len(tasks), retries, report)
     failures = [res for res in out if isinstance(res, TaskFailure)]
     if failures and errors == "raise":
         raise BatchError(failures, out)
     return out
+
+
+def _import_dirs(wires: dict[str, tuple[list | None, list | None]]) -> list[str]:
+    """The directories of the packages that operators given as import paths come from: a
+    confined worker may read only what it is granted."""
+    dirs = []
+    for d_wire, r_wire in wires.values():
+        for wire in (*(d_wire or ()), *(r_wire or ())):
+            if wire[0] != "import":
+                continue
+            top = wire[1].split(":")[0].split(".")[0]
+            spec = importlib.util.find_spec(top)
+            if spec is not None:
+                dirs.extend(spec.submodule_search_locations or ([spec.origin] if spec.origin else []))
+    return dirs
 
 
 def run_solve_tasks(ex: Executor, tasks: list[tuple], seeds: list[int], deadlines: list[float],

@@ -131,7 +131,7 @@ def cmd_bench(args: argparse.Namespace) -> int:
     args.sizes = args.sizes or list(suites.SYNTHETIC_SIZES)
     args.problems = args.problems or (["tsp", "cvrp"] if args.suite == "paper" else list(PROBLEM_KINDS))
     settings = Settings(iterations=args.iterations or 500, time_limit=args.time_limit or 5.0,
-                        lkh_runs=args.lkh_runs, glns_time_limit=args.glns_time_limit, seed=args.seed, workers=args.workers,
+                        lkh_runs=args.lkh_runs, glns_time_limit=args.glns_time_limit, seed=args.seed, workers=args.workers, sandbox=args.sandbox,
                         task_timeout=args.task_timeout, time_per_100=args.time_per_100)
     specs, skipped = _solvers(args.solvers or DEFAULT_SOLVERS[args.suite], args.suite)
     for name, why in skipped.items():
@@ -212,6 +212,9 @@ def add_bench_parser(sub: argparse._SubParsersAction) -> None:
                         "(TSP: cities); the kill deadline follows (2 x that + 60 s). alns keeps --iterations")
     b.add_argument("--seed", type=int, default=0, help="master seed (instance i runs with run_seed(seed, i))")
     b.add_argument("--workers", type=int, help="processes, one run each (default: all cores)")
+    b.add_argument("--sandbox", nargs="?", const="auto", default="off", choices=["auto", "strict", "off"],
+                   help="run glns configurations in confined processes (for operators that are "
+                   "untrusted code; docs/sandbox.md): auto (the flag alone), strict or off (default)")
     b.add_argument("--task-timeout", type=float, help="kill a run after this many seconds (recorded as failed)")
     b.add_argument("--out", help="output directory (default glns-bench/<suite>-<time>); an existing "
                                  "one with the same settings is completed, not redone")

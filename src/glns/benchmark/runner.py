@@ -29,6 +29,7 @@ import numpy as np
 
 from glns.batch import make_executor, solve_many
 from glns.batch.solve_many import NO_DEADLINE, TaskFailure, run_solve_tasks
+from glns.sandbox.confine import sandbox_confinement
 from glns.benchmark.solvers import SolverSpec
 from glns.benchmark.suites import Group
 from glns.executors import check_workers, usable_cores
@@ -58,6 +59,8 @@ class Settings:
     time_per_100: if set, every glns configuration and every time- or runs-based baseline
     (OR-Tools, PyVRP, LKH-3) runs for ``time_per_100 * n / 100`` seconds on an instance of n
     customers (TSP: cities), instead of the budgets above (alns keeps ``iterations``).
+    sandbox: confinement of the processes that run glns configurations, for operators that
+    are untrusted code ("auto", "strict" or "off"; docs/sandbox.md). Baselines run unconfined.
     """
 
     iterations: int = 500
@@ -68,9 +71,12 @@ class Settings:
     workers: int | None = None
     task_timeout: float | None = None
     time_per_100: float | None = None
+    sandbox: str = "off"
 
     def __post_init__(self) -> None:
         check_workers(self.workers)   # before any instance is loaded or solver started
+        if self.sandbox not in ("strict", "auto", "off"):
+            raise ValueError(f"sandbox must be 'strict', 'auto' or 'off', got {self.sandbox!r}")
         if self.time_per_100 is not None and not (self.time_per_100 > 0 and math.isfinite(self.time_per_100)):
             raise ValueError(f"time_per_100 must be a finite number of seconds > 0, got {self.time_per_100!r}")
 
@@ -319,7 +325,8 @@ def run_benchmark(groups: Sequence[Group], solvers: Sequence[SolverSpec], settin
         run = _run_glns if spec.kind == "glns" else _run_baseline
         # a pool per batch: glns workers keep every instance they built, which on the XXL
         # files (1 GB of distances each) must not pile up under the next solver's runs
-        with make_executor("process", settings.workers) as ex:
+        confined = sandbox_confinement(settings.sandbox) if spec.kind == "glns" else None
+        with make_executor("process", settings.workers, sandbox=confined) as ex:
             batch = run(ex, group, spec, settings, report.task_done)
         wall = time.perf_counter() - t
         for r in batch:

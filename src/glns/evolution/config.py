@@ -19,8 +19,9 @@ __all__ = ["EvolutionConfig", "SIGMA_PRESETS", "DEFAULT_MIX", "RESUMABLE"]
 SIGMA_PRESETS = {"paper": SIGMA_PAPER, "flat": SIGMA_FLAT, "aggressive": SIGMA_AGGRESSIVE}
 #: the refill strategy mix of the paper: mutation, homogeneous crossover, joint crossover
 DEFAULT_MIX = {"mutation": 0.5, "homogeneous": 0.4, "joint": 0.1}
-#: settings a resumed run may change: the episode budget, the other budgets, the concurrency
-RESUMABLE = ("generations", "llm_concurrency", "max_tokens", "max_cost", "max_time")
+#: settings a resumed run may change: the episode budget, the other budgets, the concurrency,
+#: the sandbox's confinement (none of them changes the result of a cycle)
+RESUMABLE = ("generations", "llm_concurrency", "max_tokens", "max_cost", "max_time", "sandbox")
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,10 @@ class EvolutionConfig:
         error fed back). op_timeout: seconds one operator call may take, in the pre-evaluation
         filter (overriding ``check.call_timeout``) and in the episodes alike.
     workers: evaluation processes (None: all cores). memory_mb: their memory limit.
+    sandbox: OS-level confinement of every process that runs generated code (the filter's,
+        the episodes' and validation's): "auto" (the layers the machine offers; a warning for
+        those it lacks), "strict" (refuse to run without seccomp and Landlock) or "off"
+        (docs/sandbox.md). Ray actors are not confined: "strict" refuses the "ray" backend.
     backend: where episodes and validation run: "process" (sandbox worker processes on this
         machine) or "ray" (Ray actors, ``address`` of a cluster or a local runtime; the
         pre-evaluation filter still runs in local sandbox processes).
@@ -86,6 +91,7 @@ class EvolutionConfig:
     op_timeout: float = 1.0
     workers: int | None = None
     memory_mb: int | None = 1024
+    sandbox: str = "auto"
     backend: str = "process"
     address: str | None = None
     seed: int = 0
@@ -132,6 +138,10 @@ class EvolutionConfig:
         if self.backend not in ("process", "ray"):
             raise ValueError(f"backend must be 'process' or 'ray', got {self.backend!r} (the serial "
                              "backend would run untrusted code in this process)")
+        if self.sandbox not in ("strict", "auto", "off"):
+            raise ValueError(f"sandbox must be 'strict', 'auto' or 'off', got {self.sandbox!r}")
+        if self.sandbox == "strict" and self.backend == "ray":
+            raise ValueError("sandbox 'strict' needs the 'process' backend: Ray actors are not confined")
         if self.address is not None and self.backend != "ray":
             raise ValueError("address is for the 'ray' backend only")
         check_workers(self.workers)

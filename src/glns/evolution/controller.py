@@ -27,6 +27,7 @@ import contextlib
 import dataclasses
 import logging
 import math
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -47,6 +48,7 @@ from glns.evolution.state import RunState, score_value
 from glns.llm import Ensemble, LLMClient, LLMConfig
 from glns.rng import run_seed
 from glns.sandbox import WorkerPool
+from glns.sandbox.confine import sandbox_confinement
 
 __all__ = ["Evolution", "EvolutionResult", "EvolutionAborted", "BudgetStop", "training_instances",
            "validation_instances", "run_seed"]
@@ -153,13 +155,13 @@ class Evolution:
     def resume(cls, path: str | Path, llm: LLMConfig | Ensemble, *, generations: int | None = None,
                llm_concurrency: int | None = None, max_tokens: int | None = None,
                max_cost: float | None = None, max_time: float | None = None,
-               **kwargs: Any) -> "Evolution":
+               sandbox: str | None = None, **kwargs: Any) -> "Evolution":
         """Continue the run in `path` from its last checkpoint (the cycle that was in progress
         when it stopped is redone; its events move to events.abandoned.jsonl).
 
         generations: a new episode budget (to extend a finished run); llm_concurrency and the
         budgets max_tokens / max_cost / max_time: new values (e.g. a larger budget after a
-        budget stop). None keeps the value the run had last.
+        budget stop); sandbox: the confinement mode. None keeps the value the run had last.
         """
         rd = RunDirectory.open(path)
         try:
@@ -171,7 +173,7 @@ class Evolution:
             if saved is not None and "generations" in saved:
                 changes["generations"] = saved["generations"]
             given = dict(generations=generations, llm_concurrency=llm_concurrency,
-                         max_tokens=max_tokens, max_cost=max_cost, max_time=max_time)
+                         max_tokens=max_tokens, max_cost=max_cost, max_time=max_time, sandbox=sandbox)
             changes.update({k: v for k, v in given.items() if v is not None})
             cfg = dataclasses.replace(cfg, **{k: v for k, v in changes.items() if k in RESUMABLE})
             evo = cls(rd, cfg, llm, **kwargs)
@@ -223,6 +225,12 @@ class Evolution:
         data["resumable"] = {k: getattr(self.cfg, k) for k in RESUMABLE}
         return data
 
+    def key_variables(self) -> list[str]:
+        """The environment variables that hold this run's API keys, whatever their names (a
+        model table's api_key_env may name any variable): kept out of the sandbox's workers."""
+        keys = {e.config.api_key for e in self.models.entries if e.config.api_key}
+        return [name for name, value in os.environ.items() if value in keys]
+
     # ------------------------------------------------------------------ the loop
     def evaluation(self, executor: Any) -> Evaluation:
         """Episodes and validations of this run on `executor` (a sandbox pool or Ray)."""
@@ -238,13 +246,19 @@ class Evolution:
             with contextlib.ExitStack() as stack:
                 # generated code is checked in local sandbox processes whatever the backend; a
                 # pool of its own, so checks go on while the other one validates
+                confinement = sandbox_confinement(cfg.sandbox, scrub=self.key_variables())
                 check_pool = stack.enter_context(WorkerPool(
-                    workers=cfg.workers if cfg.backend == "process" else None, memory_mb=cfg.memory_mb))
+                    workers=cfg.workers if cfg.backend == "process" else None, memory_mb=cfg.memory_mb,
+                    sandbox=confinement))
                 if cfg.backend == "ray":
+                    if confinement is not None:
+                        logger.warning("sandbox: episodes on Ray actors are not confined (the filter's "
+                                       "checks are); use the process backend to confine them")
                     run_pool: Any = make_executor("ray", cfg.workers, address=cfg.address)
                     stack.callback(run_pool.close)
                 else:
-                    run_pool = stack.enter_context(WorkerPool(workers=cfg.workers, memory_mb=cfg.memory_mb))
+                    run_pool = stack.enter_context(WorkerPool(workers=cfg.workers, memory_mb=cfg.memory_mb,
+                                                              sandbox=confinement))
                 generator = Generator(
                     self.clients, check_pool, cfg.problem, self.check, cfg.max_attempts, self.state.rng,
                     self.rundir.log, self.state.counters, temperature=cfg.temperature,

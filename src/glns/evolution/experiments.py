@@ -64,8 +64,8 @@ ALL_VARIANTS = tuple(VARIANTS)
 _FULL = {"no_mutation": False, "no_homogeneous": False, "no_joint": False, "adaptive": True, "sigma": "paper"}
 #: settings that change where a run executes or when it stops, not what it computes: they may
 #: differ when an experiment is continued (names missing from EvolutionConfig are skipped)
-_EXECUTION = ("workers", "backend", "address", "memory_mb", "llm_concurrency", "max_tokens",
-              "max_cost", "max_time")
+_EXECUTION = ("workers", "backend", "address", "memory_mb", "sandbox", "llm_concurrency",
+              "max_tokens", "max_cost", "max_time")
 
 Progress = Callable[[str], None]
 

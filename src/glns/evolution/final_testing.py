@@ -34,6 +34,7 @@ from glns.evolution.rundir import RunDirectory, atomic_write_json
 from glns.executors import Executor
 from glns.rng import run_seed
 from glns.sandbox import WorkerPool, evaluate
+from glns.sandbox.confine import sandbox_confinement
 
 __all__ = ["FinalTestSettings", "TEST_FILE", "final_test", "cached_final_test", "best_pair"]
 
@@ -155,7 +156,8 @@ def final_test(run_dir: str | Path, settings: FinalTestSettings, *, executor: Ex
     if params.compile == "auto":
         params = dataclasses.replace(params, compile="cached")
     t0 = time.monotonic()
-    with (WorkerPool(workers=cfg.workers, memory_mb=cfg.memory_mb) if executor is None
+    with (WorkerPool(workers=cfg.workers, memory_mb=cfg.memory_mb,
+                     sandbox=sandbox_confinement(cfg.sandbox)) if executor is None
           else contextlib.nullcontext(executor)) as pool:
         outcomes = evaluate(instances, [d.spec()], [r.spec()], pool=pool, iterations=want["iterations"],
                             seeds=seeds, params=params)

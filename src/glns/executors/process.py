@@ -28,7 +28,9 @@ import time
 import weakref
 from typing import Any, Callable, Iterator, Sequence
 
+from glns.executors.answers import load_answer
 from glns.executors.base import TaskResult, check_timeouts, check_workers, usable_cores
+from glns.executors.confinement import Confinement, as_confinement, check_support, secret_names
 from glns.executors.main_module import MainModuleError, dump_task, main_module_skipped
 from glns.executors.worker import worker_main
 
@@ -61,10 +63,16 @@ def _describe_exit(exitcode: int | None) -> str:
 
 
 @contextlib.contextmanager
-def _single_threaded_env() -> Iterator[None]:
-    """Temporarily set the BLAS/OpenMP thread variables to 1 (inherited by the fork server)."""
-    saved = {k: os.environ.get(k) for k in _THREAD_VARS}
+def _worker_env(scrub: Sequence[str] = ()) -> Iterator[None]:
+    """Temporarily set the BLAS/OpenMP thread variables to 1 and remove credentials (API keys,
+    tokens: :func:`glns.executors.confinement.secret_names`) from the environment, which the
+    fork server (started on first use, shared by every pool) and its workers inherit; `scrub`
+    names more variables to remove."""
+    saved = {k: os.environ.get(k) for k in (*_THREAD_VARS, *secret_names(os.environ, scrub))}
     os.environ.update({k: "1" for k in _THREAD_VARS})
+    for k in saved:
+        if k not in _THREAD_VARS:
+            del os.environ[k]
     try:
         yield
     finally:
@@ -140,10 +148,15 @@ class WorkerPool:
     workers: number of processes (default: :func:`usable_cores`). memory_mb: RLIMIT_AS per worker in MB
     (None: no limit). context: "forkserver" (default) or "spawn". quiet: send the workers'
     stdout and stderr to /dev/null (operators that print would otherwise flood the console).
+    sandbox: confine every worker at the OS level before its first task (True or "auto": the
+    layers this machine offers, "strict": refuse to start without seccomp and Landlock, or a
+    :class:`glns.executors.confinement.Confinement`; default None: not confined). Workers
+    never see credential variables of the environment, confined or not.
     """
 
     def __init__(self, workers: int | None = None, memory_mb: int | None = DEFAULT_MEMORY_MB,
-                 context: str = "forkserver", quiet: bool = True) -> None:
+                 context: str = "forkserver", quiet: bool = True,
+                 sandbox: Confinement | bool | str | None = None) -> None:
         workers = check_workers(workers)
         workers = usable_cores() if workers is None else workers
         if memory_mb is not None and not memory_mb >= 64:
@@ -151,6 +164,10 @@ class WorkerPool:
         self.workers = workers
         self.memory_mb = memory_mb
         self.quiet = quiet
+        #: how workers are confined (None: not at all)
+        self.confinement = as_confinement(sandbox)
+        if self.confinement is not None:
+            check_support(self.confinement)
         self._ctx = _get_context(context)
         self._slots: list[_Slot] = []
         self._closed = False
@@ -182,9 +199,9 @@ class WorkerPool:
 
     def _start_process(self) -> tuple[Any, Any]:
         parent, child = self._ctx.Pipe(duplex=True)
-        process = self._ctx.Process(target=worker_main, args=(child, self.memory_mb, self.quiet),
+        process = self._ctx.Process(target=worker_main, args=(child, self.memory_mb, self.quiet, self.confinement),
                                     name="glns-sandbox-worker", daemon=True)
-        with _single_threaded_env(), main_module_skipped():
+        with _worker_env(self.confinement.scrub if self.confinement else ()), main_module_skipped():
             process.start()
         child.close()
         return process, parent
@@ -306,7 +323,10 @@ class WorkerPool:
         elapsed = time.monotonic() - slot.started
         try:
             if slot.conn.poll():
-                status, value, message, seconds, retire = slot.conn.recv()
+                # a confined worker runs untrusted code: its answer may build data only
+                answer = load_answer(slot.conn.recv_bytes()) if self.confinement is not None \
+                    else slot.conn.recv()
+                status, value, message, seconds, retire = answer
                 if retire:      # the worker is leaving (e.g. the task left threads behind)
                     self._restart(slot)
                 return TaskResult(status, value, message, seconds)

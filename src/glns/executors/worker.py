@@ -15,6 +15,7 @@ import threading
 from typing import Any
 
 from glns.executors.base import call_task
+from glns.executors.confinement import Confinement, apply
 
 __all__ = ["worker_main"]
 
@@ -50,10 +51,13 @@ def _tidy_up(recursion_limit: int) -> bool:
     return threading.active_count() == 1
 
 
-def worker_main(conn: Any, memory_mb: int | None, quiet: bool) -> None:
+def worker_main(conn: Any, memory_mb: int | None, quiet: bool,
+                confinement: Confinement | None = None) -> None:
     """Answer (fn, args) messages with (status, value, message, seconds, retire) until None or EOF.
 
     retire: the worker leaves after this answer (see _tidy_up); the parent replaces it.
+    confinement: applied before the first task; if it fails (strict mode), every task is
+    answered with the error instead of being run.
     """
     signal.signal(signal.SIGINT, signal.SIG_IGN)   # Ctrl-C is the parent's business
     try:
@@ -64,6 +68,12 @@ def worker_main(conn: Any, memory_mb: int | None, quiet: bool) -> None:
     if quiet:
         _silence()
     _limit_memory(memory_mb)
+    refused = None
+    if confinement is not None and confinement.active:
+        try:
+            apply(confinement)
+        except Exception as exc:   # strict mode: run nothing unconfined
+            refused = f"the sandbox could not be applied: {type(exc).__name__}: {exc}"
     recursion_limit = sys.getrecursionlimit()
     while True:
         try:
@@ -76,6 +86,9 @@ def worker_main(conn: Any, memory_mb: int | None, quiet: bool) -> None:
         if msg is None:
             return
         fn, args = msg
+        if refused is not None:
+            conn.send(("error", None, refused, 0.0, False))
+            continue
         # BaseException: SystemExit and the bridge's timeout included
         *answer, seconds = call_task(fn, args, f"exceeded the memory limit of {memory_mb} MB",
                                      BaseException)

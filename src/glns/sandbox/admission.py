@@ -29,6 +29,7 @@ from typing import Any, Sequence
 from glns.problems import problem_class
 from glns.sandbox.check_types import Admission, CheckConfig, CheckRequest
 from glns.sandbox.check_worker import case_task, compile_task, failure, run_step
+from glns.sandbox.confine import sandbox_confinement
 from glns.policy import policy_violation
 from glns.executors import TaskResult, WorkerPool, usable_cores
 
@@ -126,7 +127,8 @@ def check_operators(requests: Sequence[CheckRequest], *, pool: WorkerPool | None
     cfg = config if config is not None else CheckConfig()
     reqs = [r if isinstance(r, CheckRequest) else CheckRequest(*r) for r in requests]
     if pool is None:
-        with WorkerPool(workers=min(len(reqs), usable_cores()) or 1) as own:
+        with WorkerPool(workers=min(len(reqs), usable_cores()) or 1,
+                        sandbox=sandbox_confinement(cfg.sandbox)) as own:
             return check_operators(reqs, pool=own, config=cfg)
     states = [_Progress(r, cfg) for r in reqs]
     if cfg.allowed_imports is not None:
@@ -155,14 +157,10 @@ def check_operator(source: str, kind: str, problem: str, *, pool: WorkerPool | N
     source: the operator's code (e.g. an LLM answer's code block); function: its entry
     function (default: as :func:`glns.operators.from_source` picks it). kind: "destroy" or
     "repair". problem: "tsp", "cvrp" or "ovrp". pool: the sandbox to use (default: a one-worker
-    pool for this call, memory limit ``DEFAULT_MEMORY_MB``). The code never runs in the
-    calling process. Stops at the first failed check; checks, in order: loading the source
+    pool for this call, memory limit ``DEFAULT_MEMORY_MB``, confined as ``config.sandbox``
+    says). The code never runs in the calling process. Stops at the first failed check; checks, in order: loading the source
     (syntax, module body, entry function, signature), then one call on each small instance
     (output validity, problem_data unchanged, per-call time and memory limits), then the
     time-growth call on n = ``config.growth_n``.
     """
-    req = CheckRequest(source, kind, problem, function)
-    if pool is None:
-        with WorkerPool(workers=1) as own:
-            return check_operators([req], pool=own, config=config)[0]
-    return check_operators([req], pool=pool, config=config)[0]
+    return check_operators([CheckRequest(source, kind, problem, function)], pool=pool, config=config)[0]

@@ -24,6 +24,9 @@ class CheckConfig:
     capacity: vehicle capacity of the VRP instances. allow_input_mutation: see the module doc.
     allowed_imports: modules the code may import; with the names of
     ``glns.sandbox.policy.FORBIDDEN_NAMES`` checked before the code runs (None: no such check).
+    sandbox: the OS-level confinement of the pool :func:`check_operator` starts when it is given
+    none: "auto" (the layers the machine offers), "strict" (refuse without seccomp and
+    Landlock) or "off" (docs/sandbox.md). A pool passed in keeps its own.
     """
 
     sizes: tuple[int, ...] = (10, 20, 50)
@@ -37,8 +40,11 @@ class CheckConfig:
     seed: int = 7001
     allow_input_mutation: bool = True
     allowed_imports: tuple[str, ...] | None = ALLOWED_IMPORTS
+    sandbox: str = "auto"
 
     def __post_init__(self) -> None:
+        if self.sandbox not in ("strict", "auto", "off"):
+            raise ValueError(f"sandbox must be 'strict', 'auto' or 'off', got {self.sandbox!r}")
         if not self.sizes or any(int(n) != n or n < 2 for n in self.sizes):
             raise ValueError(f"sizes must be integers >= 2, got {self.sizes}")
         if self.instances_per_size < 1:

@@ -28,6 +28,7 @@ from glns.operators.spec import PythonSource, is_module_spec, wires as wire_list
 from glns.params import SolveParams
 from glns.problems import Problem, problem_class
 from glns.result import Result
+from glns.sandbox.confine import sandbox_confinement
 from glns.solve import DEFAULT_DESTROY, DEFAULT_REPAIR, default_portfolio, solve
 
 __all__ = ["RunOutcome", "PythonSource", "evaluate", "DEFAULT_OP_TIMEOUT", "solve_task", "solve_tasks",
@@ -183,7 +184,7 @@ def solve_task(problem_key: str, problem_spec: tuple, destroy: list[tuple], repa
 def evaluate(instances: Sequence[Problem], destroy: Any, repair: Any, *,
              pool: Executor | None = None, iterations: int = 100,
              seeds: Sequence[int] | None = None, params: SolveParams | None = None,
-             task_timeout: float | None = None) -> list[RunOutcome]:
+             task_timeout: float | None = None, sandbox: Any = "auto") -> list[RunOutcome]:
     """Run ``glns.solve(instance, destroy, repair, ...)`` for every instance in sandbox workers.
 
     destroy, repair: as in ``glns.solve`` (parsed by :func:`glns.operators.spec.parse`), each a
@@ -197,7 +198,8 @@ def evaluate(instances: Sequence[Problem], destroy: Any, repair: Any, *,
     per-call limit. task_timeout: seconds after which a run's worker is killed
     (default: ``iterations * 2 * op_timeout + 10``, what a run whose every call hits the
     per-call limit needs). pool: where the runs go, any :class:`glns.batch.Executor`: a
-    :class:`WorkerPool` (the sandbox; default: a temporary pool with all cores), or e.g.
+    :class:`WorkerPool` (the sandbox; default: a temporary pool with all cores, confined as
+    `sandbox` says: "auto", "strict" or "off", docs/sandbox.md), or e.g.
     ``glns.batch.make_executor("ray")`` to spread an evolution's episodes over a cluster.
 
     destroy may also be a module exported by a G-LNS run, or the path of its file, as in
@@ -218,7 +220,8 @@ def evaluate(instances: Sequence[Problem], destroy: Any, repair: Any, *,
     if not task_timeout > 0:
         raise ValueError(f"task_timeout must be > 0 seconds, got {task_timeout}")
     tasks = solve_tasks(instances, seeds, wires, int(iterations), params)
-    with contextlib.nullcontext(pool) if pool is not None else WorkerPool() as executor:
+    with contextlib.nullcontext(pool) if pool is not None else \
+            WorkerPool(sandbox=sandbox_confinement(sandbox)) as executor:
         answers = executor.map(solve_task, tasks, timeout=task_timeout)
     return [RunOutcome("ok", i, seed, result=res.value, seconds=res.seconds) if res.ok else
             RunOutcome(res.status, i, seed, error=failure_message(res, task_timeout), seconds=res.seconds)
