@@ -305,13 +305,13 @@ def test_sandbox_evaluate_identical_with_compilation(tmp_path):
 
 # ------------------------------------------------------------------ adversarial, compiled
 
-# stateless misbehaviour that the probes (the first 50 nodes of the instance) do not trigger and
-# the run's 60-customer instance does: probes pass, then the run's calls misbehave
+# stateless misbehaviour on some of the run's calls: the calls recorded before the form is
+# chosen may pass, and later calls misbehave in the chosen form
 ENDLESS_ON_60 = '''
 def destroy(x, destroy_cnt, problem_data):
     routes = [list(r) for r in x]
     flat = [c for r in routes for c in r]
-    if len(flat) == 60:
+    if len(flat) == 60 and random.random() < 0.3:
         while True:
             pass
     out = set(random.sample(flat, min(destroy_cnt, len(flat))))
@@ -356,7 +356,7 @@ def test_adversarial_operators_behave_as_interpreted(source, timeout, prefer_acc
     runs = []
     for settings in (PLAIN, dict(views="numpy", compile="wait")):
         op = from_source(source, "destroy")   # fresh module state (_calls) for each run
-        runs.append(glns.solve(problem, [op], ["greedy_insertion"], iterations=12, seed=4,
+        runs.append(glns.solve(problem, [op], ["greedy_insertion"], iterations=40, seed=4,
                                params=glns.SolveParams.paper(op_timeout=timeout, **settings)))
     plain, fast = runs
     assert plain.destroy_stats[0].failures > 0
@@ -531,3 +531,248 @@ def test_a_short_script_fills_the_cache_for_its_next_run(tmp_path):
     second = subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=120)
     assert second.returncode == 0, second.stderr
     assert second.stdout.strip().startswith("compiled"), (second.stdout, second.stderr)
+
+
+# ------------------------------------------------------------------ evidence from the run itself
+
+# a repair in the paper's list style that never returns when two nodes coincide (a zero
+# distance between two customers, which the synthetic probes have and the run does not)
+HANGS_ON_COINCIDENT = '''
+def repair(partial, removed, problem_data):
+    d = problem_data["distance_matrix"]
+    q, cap = problem_data["demands"], problem_data["capacity"]
+    routes = [list(r) for r in partial]
+    for c in removed:
+        step = d[1][2]
+        while step == 0:
+            pass
+        best, where = None, None
+        for i, r in enumerate(routes):
+            if sum(q[v] for v in r) + q[c] > cap:
+                continue
+            for p in range(len(r) + 1):
+                a = r[p - 1] if p else 0
+                b = r[p] if p < len(r) else 0
+                delta = d[a][c] + d[c][b] - d[a][b]
+                if best is None or delta < best:
+                    best, where = delta, (i, p)
+        if where is None:
+            routes.append([c])
+        else:
+            routes[where[0]].insert(where[1], c)
+    return routes
+'''
+
+
+def _fresh_process(monkeypatch):
+    from glns.operators import accelerate
+    monkeypatch.setattr(accelerate, "_DECISIONS", {})
+    monkeypatch.setattr(accelerate, "_STATIC", {})
+
+
+def test_an_operator_that_hangs_on_a_synthetic_case_is_accelerated_from_its_recorded_calls(monkeypatch):
+    """Nothing waits for the default op_timeout of 60 s: the run never calls the operator on a
+    synthetic input, and the form comes from its own recorded calls."""
+    _fresh_process(monkeypatch)
+    problem = make_vrp(glns.CVRP, 40, 5)
+    t0 = time.perf_counter()
+    fast = glns.solve(problem, ["random_removal"], [from_source(HANGS_ON_COINCIDENT, "repair")],
+                      iterations=200, seed=3, params=glns.SolveParams.paper(compile="cached"))
+    assert time.perf_counter() - t0 < 10.0
+    plain = glns.solve(problem, ["random_removal"], [from_source(HANGS_ON_COINCIDENT, "repair")],
+                       iterations=200, seed=3, params=glns.SolveParams.paper(**PLAIN))
+    _same(plain, fast)
+    st = fast.repair_stats[0]
+    assert st.failures == 0 and st.form == "python", st.form_reason
+    assert "identical on 5 recorded calls of the run (the synthetic probes are no evidence here" in st.form_reason
+
+
+def test_glns_compile_stops_a_hanging_synthetic_probe_at_its_bound(tmp_path):
+    """Where no run exists (glns compile), the synthetic probe that hangs costs its bound."""
+    from glns.deploy import compile_operator_file
+    from glns.operators.probe import FIRST_PROBE_LIMIT
+    path = tmp_path / "ops.py"
+    path.write_text("PROBLEM = 'cvrp'\n" + HANGS_ON_COINCIDENT.replace("def repair", "def my_repair")
+                    + "\nDESTROY = []\nREPAIR = [my_repair]\n")
+    t0 = time.perf_counter()
+    try:
+        reports = compile_operator_file(path, tmp_path / "out", timeout=120)
+    except glns.OperatorError:
+        pytest.skip("this export format needs DESTROY operators")
+    repair = [r for r in reports if r.kind == "repair"][0]
+    assert repair.form == "numpy" and "probe limit" in repair.reason, repair
+    assert time.perf_counter() - t0 < 60.0
+
+
+def test_a_candidate_that_hangs_where_the_reference_does_not_is_dropped_within_its_bound(monkeypatch):
+    _fresh_process(monkeypatch)
+    hang_on_tuples = '''
+def destroy(x, destroy_cnt, problem_data):
+    while isinstance(problem_data["distance_matrix"], tuple):
+        pass
+    routes = [list(r) for r in x]
+    flat = [c for r in routes for c in r]
+    out = set(random.sample(flat, min(destroy_cnt, len(flat))))
+    return sorted(out), [[c for c in r if c not in out] for r in routes]
+'''
+    problem = make_vrp(glns.CVRP, 30, 2)
+    t0 = time.perf_counter()
+    fast = glns.solve(problem, [from_source(hang_on_tuples, "destroy")], ["greedy_insertion"],
+                      iterations=60, seed=1, params=glns.SolveParams.paper(compile="off"))
+    assert time.perf_counter() - t0 < 5.0      # one candidate call of at most call_limit (>= 50 ms)
+    plain = glns.solve(problem, [from_source(hang_on_tuples, "destroy")], ["greedy_insertion"],
+                       iterations=60, seed=1, params=glns.SolveParams.paper(**PLAIN))
+    _same(plain, fast)
+    st = fast.destroy_stats[0]
+    assert st.form == "numpy" and "took longer than its probe limit" in st.form_reason, st.form_reason
+
+
+def test_an_operator_that_does_not_replay_its_own_calls_keeps_the_reference(monkeypatch):
+    """An output that depends on more than the inputs and the seeded random state (here, how
+    often it was called) is no evidence for any other form."""
+    _fresh_process(monkeypatch)
+    counts = {"n": 0}
+
+    def drifting(x, destroy_cnt, problem_data):
+        counts["n"] += 1
+        routes = [list(r) for r in x]
+        flat = [c for r in routes for c in r]
+        out = set(flat[: destroy_cnt + counts["n"] % 2])
+        return sorted(out), [[c for c in r if c not in out] for r in routes]
+
+    from glns.operators.probe import RecordedCall, negotiate
+    problem = make_vrp(glns.CVRP, 20, 1)
+    x = problem.solution_from_routes([[i] for i in range(1, 21)])
+    import random as _random
+    from glns.operators.probe import canonical
+    from glns.operators.views import view_data
+    rec = RecordedCall(problem, x, 3, _random.getstate(), np.random.get_state(),
+                       canonical(drifting(x, 3, dict(view_data(problem, "numpy")))), 0.001)
+    neg = negotiate(drifting, "destroy", None, "problem_data", recorded=[rec])
+    assert neg.chosen.label() == "numpy" and "recorded output again" in neg.reason
+
+
+# ------------------------------------------------------------------ glns compile on a plain file
+
+PLAIN_FILE = '''"""Five operators as a user keeps them: plain functions, helpers, a constant."""
+import random
+
+BIG = 1e18
+
+
+def route_load(route, demands):
+    return sum(demands[c] for c in route)
+
+
+def insertion_cost(d, route, p, c):
+    a = route[p - 1] if p else 0
+    b = route[p] if p < len(route) else 0
+    return d[a][c] + d[c][b] - d[a][b]
+
+
+def random_removal(x, destroy_cnt, problem_data):
+    flat = [c for r in x for c in r]
+    out = set(random.sample(flat, min(destroy_cnt, len(flat))))
+    return sorted(out), [[c for c in r if c not in out] for r in x]
+
+
+def worst_removal(solution, destroy_cnt, problem_data):
+    d = problem_data["distance_matrix"]
+    scored = []
+    for r in solution:
+        for p, c in enumerate(r):
+            rest = r[:p] + r[p + 1:]
+            scored.append((insertion_cost(d, rest, p, c), c))
+    scored.sort(reverse=True)
+    out = {c for _, c in scored[:destroy_cnt]}
+    return sorted(out), [[c for c in r if c not in out] for r in solution]
+
+
+def greedy_insertion(partial, removed, problem_data):
+    d, q, cap = problem_data["distance_matrix"], problem_data["demands"], problem_data["capacity"]
+    routes = [list(r) for r in partial]
+    for c in removed:
+        best, where = BIG, None
+        for i, r in enumerate(routes):
+            if route_load(r, q) + q[c] > cap:
+                continue
+            for p in range(len(r) + 1):
+                delta = insertion_cost(d, r, p, c)
+                if delta < best:
+                    best, where = delta, (i, p)
+        if where is None:
+            routes.append([c])
+        else:
+            routes[where[0]].insert(where[1], c)
+    return routes
+
+
+def random_insertion(partial, removed, problem_data):
+    q, cap = problem_data["demands"], problem_data["capacity"]
+    routes = [list(r) for r in partial]
+    for c in removed:
+        fits = [r for r in routes if route_load(r, q) + q[c] <= cap]
+        if fits:
+            r = random.choice(fits)
+            r.insert(random.randrange(len(r) + 1), c)
+        else:
+            routes.append([c])
+    return routes
+
+
+def sorted_insertion(partial, removed, problem_data):
+    return greedy_insertion(partial, sorted(removed), problem_data)
+'''
+
+
+@needs_compiler
+def test_glns_compile_deploys_a_plain_file_of_operators_with_helpers(tmp_path, monkeypatch, capsys):
+    from glns.cli import main
+    from glns.compiler import driver
+    from glns.evolution import load_module
+    from glns.operators import accelerate
+
+    path = tmp_path / "ops.py"
+    path.write_text(PLAIN_FILE)
+    out = tmp_path / "deployed"
+    assert main(["compile", str(path), "-o", str(out), "-q"]) == 0
+    report = json.loads((out / "report.json").read_text())
+    assert report["problem"] == "cvrp"                   # it reads demands and a capacity
+    kinds = {o["name"]: o["kind"] for o in report["operators"]}
+    assert kinds == {"random_removal": "destroy", "worst_removal": "destroy", "greedy_insertion": "repair",
+                     "random_insertion": "repair", "sorted_insertion": "repair"}   # no helpers
+    assert all(o["status"] in ("compiled", "cached") for o in report["operators"])
+    assert "| greedy_insertion | repair |" in capsys.readouterr().out
+
+    # another machine's empty cache, nothing may be built: the deployed functions run compiled
+    monkeypatch.setenv("GLNS_CACHE_DIR", str(tmp_path / "empty"))
+    monkeypatch.setenv("GLNS_COMPILE", "cached")
+    monkeypatch.setattr(driver, "_SEARCH_DIRS", [])
+    monkeypatch.setattr(accelerate, "_BUILDS", {})
+    monkeypatch.setattr(accelerate, "_DECISIONS", {})
+    problem = _problem("cvrp", 40, 6)
+    by_path = [f"{out / 'ops.py'}:{n}" for n in ("worst_removal", "greedy_insertion")]
+    fast = glns.solve(problem, by_path[:1], by_path[1:], iterations=120, seed=2, params=glns.SolveParams.paper())
+    module = load_module(out / "ops.py")
+    imported = glns.solve(problem, [module.worst_removal], [module.greedy_insertion], iterations=120,
+                          seed=2, params=glns.SolveParams.paper())
+    plain = glns.solve(problem, [load_module(path).worst_removal], [load_module(path).greedy_insertion],
+                       iterations=120, seed=2, params=glns.SolveParams.paper(**PLAIN))
+    for res in (fast, imported):
+        _same(plain, res)
+        for st in res.destroy_stats + res.repair_stats:
+            assert st.form.startswith("compiled"), st.form_reason
+    assert not (tmp_path / "empty").exists() or not list((tmp_path / "empty").rglob("*.so"))
+
+
+def test_operator_kinds_from_the_paper_signatures():
+    from glns.deploy import operator_kind
+
+    def a(x, destroy_cnt, problem_data): ...
+    def b(partial, removed, problem_data): ...
+    def c(sol, k, dist_mat): ...
+    def remove_worst(s, m, d): ...
+    def helper(route, d): ...
+    def other(u, v, w): ...
+    assert [operator_kind(f) for f in (a, b, c, remove_worst, helper, other)] == \
+        ["destroy", "repair", "destroy", "destroy", None, None]

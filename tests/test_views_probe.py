@@ -164,7 +164,7 @@ def test_probe_cases_are_fixed_and_valid(kind, op_kind):
 def test_probe_cases_come_from_the_bound_problem():
     """An operator only sees the run's kind of data: the first nodes of its own instance."""
     big = probe_problem("cvrp")
-    small = glns.datasets.generate_cvrp(9, 3)
+    small = glns.datasets.generate_cvrp(12, 3)
     for problem in (small, glns.datasets.generate_cvrp(120, 4)):
         cases = probe_cases(problem, "destroy")
         m = min(problem.n_nodes, 50)
@@ -173,6 +173,10 @@ def test_probe_cases_come_from_the_bound_problem():
         np.testing.assert_array_equal(plain.distances, problem.distances[:m, :m])
         np.testing.assert_array_equal(plain.demands, problem.demands[:m])
     assert big.n_nodes == 50
+    # an instance of a few customers lends its kind's generated instance: on one customer a
+    # repair never compares two distances, and a form chosen there would be shared
+    tiny = glns.CVRP([[0.0, 0.0], [3.0, 4.0]], [0, 7], 7)
+    assert {c.problem.n_nodes for c in probe_cases(tiny, "repair")} == {50}
 
 
 def test_probe_cases_reject_unknown_kinds():
@@ -275,7 +279,7 @@ def test_python_view_is_taken_for_paper_style_operators(kind, op_kind, func):
     print(f"{kind} {func.__name__}: {neg.reason}")
     assert py.identical and py.error is None
     assert neg.chosen == Form("python"), neg.reason
-    assert neg.reason.startswith("python: identical on 7 probes")
+    assert neg.reason.startswith("python: identical on 7 synthetic probes")
     assert ref.seconds / py.seconds >= 1.1
 
 
@@ -454,7 +458,30 @@ def test_hanging_reference_times_out():
     neg = negotiate(hang, "destroy", probe_problem("tsp"), "problem_data", timeout=0.2)
     assert time.perf_counter() - t0 < 2.0
     assert neg.chosen == Form("numpy") and len(neg.trials) == 1
-    assert "OperatorTimeout" in neg.reason and "nothing else tried" in neg.reason
+    assert "longer than its probe limit of 0.2 s" in neg.reason and "nothing else tried" in neg.reason
+
+
+def test_a_hanging_reference_costs_the_probe_bound_not_the_op_timeout():
+    """A reference that never returns on a synthetic probe is stopped at the probe limit
+    (FIRST_PROBE_LIMIT for the first probe), not at the run's op_timeout of 60 s."""
+    from glns.operators.probe import FIRST_PROBE_LIMIT
+
+    def hang(x, destroy_cnt, problem_data):
+        while True:
+            pass
+
+    t0 = time.perf_counter()
+    neg = negotiate(hang, "destroy", probe_problem("cvrp"), "problem_data", timeout=60.0)
+    assert time.perf_counter() - t0 < FIRST_PROBE_LIMIT + 1.0
+    assert neg.chosen == Form("numpy") and f"probe limit of {FIRST_PROBE_LIMIT:g} s" in neg.reason
+
+
+def test_probe_limits_follow_what_a_normal_call_costs():
+    from glns.operators.probe import PROBE_FLOOR, call_limit
+    assert call_limit([0.01, 0.02, 0.5]) == 20 * 0.02
+    assert call_limit([0.0001]) == PROBE_FLOOR
+    assert call_limit([1.0], timeout=5.0) == 5.0
+    assert call_limit([]) == 1.0 and call_limit([], timeout=0.3) == 0.3
 
 
 def test_candidate_hanging_without_timeout_is_stopped():
@@ -467,7 +494,7 @@ def test_candidate_hanging_without_timeout_is_stopped():
     neg = negotiate(hang_on_tuples, "destroy", probe_problem("cvrp"), "problem_data")
     assert time.perf_counter() - t0 < 5.0
     assert neg.chosen == Form("numpy")
-    assert "probe 1: OperatorTimeout" in neg.trials[1].error
+    assert "probe 1: took longer than its probe limit" in neg.trials[1].error
 
 
 def test_candidates_compiled_forms_and_labels():

@@ -82,11 +82,11 @@ def _cmd_compile(args: argparse.Namespace) -> int:
         raise ValueError("give an operator file to compile (or --clear-cache)")
 
     out = Path(args.out) if args.out else Path(args.path).with_suffix("").with_name(Path(args.path).stem + "-compiled")
-    reports = compile_operator_file(args.path, out, timeout=args.timeout,
+    reports = compile_operator_file(args.path, out, timeout=args.timeout, problem=args.problem,
                                     progress=None if args.quiet else (lambda line: print(line, file=sys.stderr)))
     print((out / "report.md").read_text())
-    print(f"wrote {out / Path(args.path).name} (import it, then glns.solve(problem, module)), "
-          f"{out / 'report.md'}, {out / 'report.json'}")
+    print(f"wrote {out / Path(args.path).name} (import it, or name its functions as "
+          f"'{out / Path(args.path).name}:FUNCTION'), {out / 'report.md'}, {out / 'report.json'}")
     return 0 if all(r.status in ("compiled", "cached", "native") for r in reports) else 1
 
 
@@ -443,16 +443,21 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("-v", "--verbose", action="store_true", help="print operator statistics")
     s.set_defaults(func=_cmd_solve)
     c = sub.add_parser("compile", help="compile an operator file (e.g. an evolution export) with Cython",
-                       description="Compile every Python operator of an evolution export, or of any file "
-                                   "defining PROBLEM, DESTROY and REPAIR, with Cython; choose each one's "
-                                   "data view on probe instances; write an importable copy of the module "
-                                   "that runs the compiled operators, and a report. Exit 1 when an operator "
-                                   "did not compile (it then runs interpreted). Needs glns[compile].")
+                       description="Compile every Python operator of an evolution export, of a file "
+                                   "defining DESTROY and REPAIR, or of any Python file (every top-level "
+                                   "function with a destroy signature (x, destroy_cnt, problem_data) or a "
+                                   "repair signature (partial, removed, problem_data)) with Cython; choose "
+                                   "each one's data view on probe instances; write an importable copy of "
+                                   "the module that runs the compiled operators, and a report. Exit 1 when "
+                                   "an operator did not compile (it then runs interpreted). Needs glns[compile].")
     c.add_argument("path", nargs="?", help="the operator file")
     c.add_argument("--clear-cache", action="store_true",
                    help="first empty the compiled-operator cache ($GLNS_CACHE_DIR or ~/.cache/glns/operators)")
     c.add_argument("-o", "--out", help="output directory (default: PATH without .py, plus -compiled)")
     c.add_argument("--timeout", type=float, default=300.0, help="seconds per operator compile (300)")
+    c.add_argument("--problem", choices=sorted(PROBLEM_KINDS),
+                   help="problem kind to probe on when the file has no PROBLEM (default: cvrp if the "
+                   "code reads demands or a capacity, else tsp)")
     c.add_argument("-q", "--quiet", action="store_true", help="no progress lines")
     c.set_defaults(func=_cmd_compile)
     _add_evolve_parser(sub)

@@ -1,13 +1,17 @@
 """``glns compile``: turn an operator file into a directory that runs its operators compiled.
 
-"Evolve in Python, deploy native": every Python operator of an evolution export (or of any file
-that defines ``DESTROY`` and ``REPAIR``) is compiled by Cython into ``OUT/compiled/``, its form
-is negotiated on the probe instances of its problem kind (``glns.operators.probe``), and
+"Evolve in Python, deploy native": every Python operator of an evolution export, of a file that
+defines ``DESTROY`` and ``REPAIR``, or of any Python file (every top-level function with the
+paper's destroy or repair signature, ``(x, destroy_cnt, problem_data)`` or ``(partial,
+removed, problem_data)``; helpers and constants of the file are compiled with it) is compiled
+by Cython into ``OUT/compiled/``, its form is negotiated on the synthetic probe instances of its
+problem kind (``glns.operators.probe``), and
 
-- ``OUT/<name>.py`` is the same module, preceded by two lines that make ``OUT/compiled/`` a
-  search directory of the compiled-operator cache: importing it and calling
-  ``glns.solve(problem, module)`` runs the compiled twins with no compile step, also on another
-  machine with the same Python and platform;
+- ``OUT/<name>.py`` is the same module, its functions under their names, preceded by two lines
+  that make ``OUT/compiled/`` a search directory of the compiled-operator cache: importing it
+  (``from OUT.name import my_repair``) or naming a function (``"OUT/name.py:my_repair"``) and
+  calling ``glns.solve`` runs the compiled twins with no compile step, also on another machine
+  with the same Python and platform;
 - ``OUT/report.json`` and ``OUT/report.md`` give each operator's compile status, chosen form
   and the speed-up measured on the probes.
 
@@ -16,8 +20,11 @@ See docs/fast-operators.md.
 
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 import random
+import re
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -28,11 +35,17 @@ import numpy as np
 from glns.exceptions import OperatorError
 from glns.operators import Operator
 from glns.operators.exported import Export, read_export
+from glns.operators.spec import DEPLOY_MARK, DEPLOYED_DIR, PythonSource, deployed_source, parse
 from glns.policy import parse_source
+from glns.problems import PROBLEM_KINDS
 
 __all__ = ["OperatorReport", "compile_operator_file"]
 
-COMPILED_DIR = "compiled"
+COMPILED_DIR = DEPLOYED_DIR
+
+#: the second parameter of a destroy operator (how many to remove) and of a repair (what to insert)
+_DESTROY_COUNT = re.compile(r"cnt|count|^k$|^n$|num|size|amount|degree|how_many", re.IGNORECASE)
+_REPAIR_NODES = re.compile(r"remov|missing|unassigned|unrouted|pool|bank|insert", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -65,31 +78,86 @@ def _speedup(negotiation: Any) -> float | None:
     return ref.seconds / chosen.seconds
 
 
+def operator_kind(func: Any) -> str | None:
+    """"destroy" or "repair" for a function with the paper's operator signature (three
+    positional parameters, the second naming a count or the removed nodes, else the function's
+    name saying which), None for anything else (a helper)."""
+    try:
+        params = list(inspect.signature(func).parameters.values())
+    except (TypeError, ValueError):
+        return None
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if len(positional) < 3 or any(p.default is p.empty for p in positional[3:]):
+        return None
+    second, name = positional[1].name, func.__name__.lower()
+    if _DESTROY_COUNT.search(second):
+        return "destroy"
+    if _REPAIR_NODES.search(second):
+        return "repair"
+    if "destroy" in name or "remov" in name:
+        return "destroy"
+    if "repair" in name or "insert" in name:
+        return "repair"
+    return None
+
+
+def _plain_functions(path: Path) -> list[Operator]:
+    """The operators of a plain Python file: its top-level functions with an operator
+    signature, in file order, each with the whole file as its source (helpers included)."""
+    from glns.operators.exported import load_module
+
+    text = deployed_source(path.read_text(encoding="utf-8"))
+    module = load_module(path)
+    ops = []
+    for node in parse_source(text).body:
+        if isinstance(node, ast.FunctionDef):
+            func = getattr(module, node.name, None)
+            kind = operator_kind(func) if inspect.isfunction(func) else None
+            if kind is not None:
+                ops.append(parse(PythonSource(text, function=node.name, name=node.name), kind))
+    return ops
+
+
+def _guess_problem(text: str) -> str:
+    """The problem kind to probe a plain file's operators on: a VRP if they read demands or a
+    capacity, else a TSP."""
+    return "cvrp" if re.search(r"demand|capacit", text) else "tsp"
+
+
 def compile_operator_file(path: str | Path, out_dir: str | Path, *, timeout: float = 300.0,
-                          progress: Any = None) -> list[OperatorReport]:
-    """Compile every Python operator of the module file `path` into `out_dir` (see module doc).
+                          progress: Any = None, problem: str | None = None) -> list[OperatorReport]:
+    """Compile every Python operator of the file `path` into `out_dir` (see module doc).
 
     The file is imported (it is the caller's own file, not untrusted LLM output: evolution
-    exports only hold operators that passed admission). Raises ValueError when it is not an
-    operator module; operators that do not compile are reported, not raised.
+    exports only hold operators that passed admission). problem: the kind of problem to probe
+    on when the file does not say (PROBLEM); default: CVRP if its code reads demands or a
+    capacity, else TSP. Raises OperatorError when it defines no operator; operators that do not
+    compile are reported, not raised.
     """
     from glns import compiler
     from glns.operators.accelerate import compilable_source
     from glns.operators.probe import Form, negotiate, probe_problem
 
     path, out = Path(path), Path(out_dir)
+    if problem is not None and problem not in PROBLEM_KINDS:
+        raise ValueError(f"problem must be one of {sorted(PROBLEM_KINDS)}, got {problem!r}")
     try:
-        export = read_export(path)
+        export = read_export(path, plain=True)
+        operators, kind = _operators(export), export.problem
     except OperatorError as exc:
-        raise OperatorError(f"{path} is not an operator module glns compile can use: {exc}") from None
-    problem = export.problem
+        operators, kind = _plain_functions(path), None
+        if not operators:
+            raise OperatorError(f"{path} is not an operator module glns compile can use: {exc}; nor "
+                                "does it define functions with a destroy signature (x, destroy_cnt, "
+                                "problem_data) or a repair signature (partial, removed, problem_data)") from None
+    problem = kind or problem or _guess_problem(path.read_text(encoding="utf-8"))
     probe = probe_problem(problem)
     cache = out / COMPILED_DIR
     cache.mkdir(parents=True, exist_ok=True)
     reports = []
     saved = (random.getstate(), np.random.get_state())
     try:
-        for op in _operators(export):
+        for op in operators:
             if op.is_native:
                 reports.append(OperatorReport(op.name, op.kind, "native", 0.0, "native", None, ""))
                 continue
@@ -120,9 +188,10 @@ def compile_operator_file(path: str | Path, out_dir: str | Path, *, timeout: flo
 
 
 def _write_module(path: Path, out: Path) -> None:
-    prologue = ("import pathlib as _glns_pathlib, glns.compiler as _glns_compiler  # added by glns compile\n"
-                f"_glns_compiler.add_search_dir(_glns_pathlib.Path(__file__).parent / {COMPILED_DIR!r})\n")
-    text = path.read_text()
+    prologue = (f"import pathlib as _glns_pathlib, glns.compiler as _glns_compiler  {DEPLOY_MARK}\n"
+                f"_glns_compiler.add_search_dir(_glns_pathlib.Path(__file__).parent / {COMPILED_DIR!r})"
+                f"  {DEPLOY_MARK}\n")
+    text = deployed_source(path.read_text())   # (compiling a deployed file again)
     # a leading docstring and `from __future__` imports must stay first
     lines = text.splitlines(keepends=True)
     cut = _prologue_position(text)

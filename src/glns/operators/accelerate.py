@@ -5,39 +5,47 @@ When a Python operator is bound to a problem (:meth:`glns.operators.Operator.bin
 1. finds a compiled twin of its source: a Cython build in the on-disk cache
    (:mod:`glns.compiler`), built now (``compile="wait"``) or in the background
    (``compile="auto"``: the run starts interpreted and switches when the build is ready);
-2. negotiates the form (:func:`glns.operators.probe.negotiate`): the operator is called on
-   fixed probe inputs with identical seeded ``random``/``np.random`` state in every candidate
-   form (numpy arrays or immutable Python tuples, interpreted or compiled), and a form is taken
-   only when every probe output is exactly the interpreted numpy output and no call raises;
-3. binds the chosen form in a :class:`glns.operators.bridge.BoundPythonOperator`, which records
-   it (``OperatorStats.form`` / ``form_reason``).
+2. runs the operator's first calls of the run in the reference form (numpy arrays,
+   interpreted) and records them: inputs, random state, output (:class:`Recording`);
+3. negotiates the form on those recorded calls (:func:`glns.operators.probe.negotiate`): each
+   candidate form (numpy arrays or immutable Python tuples, interpreted or compiled) replays
+   them with the same random state, and a form is taken only when every output is exactly the
+   recorded one and no call raises or exceeds its bounded time;
+4. switches the :class:`glns.operators.bridge.BoundPythonOperator` to the chosen form, which
+   records it (``OperatorStats.form`` / ``form_reason``).
 
 Decisions are cached per process by operator, problem kind and what is available, so a sandbox
-worker negotiates an operator once, not once per instance. The probe inputs do not depend on
-the user's instance, so every process reaches the same decision. Nothing here changes what the
-core validates: every call's output is still checked before it reaches the solver's data.
-See docs/fast-operators.md.
+worker records and negotiates an operator once, not once per instance. Nothing here changes
+what the core validates: every call's output is still checked before it reaches the solver's
+data. See docs/fast-operators.md.
 """
 
 from __future__ import annotations
 
 import ast
 import builtins
+import copy
 import inspect
 import logging
 import os
+import random
 import textwrap
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
+
+import numpy as np
 
 from glns.operators.bridge import OPERATOR_GLOBALS, BoundPythonOperator, limit_stops_compiled_code
 from glns.policy import parse_source, policy_violation
 from glns.params import COMPILE_SETTINGS
-from glns.operators.probe import Form, Negotiation, negotiate
+from glns.operators.probe import Form, Negotiation, RecordedCall, canonical, negotiate
+from glns.operators.spec import DEPLOY_MARK, deployed_source
 from glns.operators.views import MAX_PYTHON_VIEW_NODES, view_data, view_of_matrix
 
-__all__ = ["bind_python", "accelerate_settings", "compilable_source", "precompile", "ENV_SWITCH"]
+__all__ = ["bind_python", "accelerate_settings", "compilable_source", "precompile", "ENV_SWITCH",
+           "Recording", "RECORD_CALLS", "RECORD_SECONDS"]
 
 logger = logging.getLogger(__name__)
 
@@ -69,7 +77,9 @@ def compilable_source(op: Any) -> tuple[str | None, str | None, str]:
 
     Source given to ``from_source`` is compiled as it is. For a plain callable, its own source
     when it is self-contained (every global it reads is a builtin or one of the modules operator
-    code may use without importing them); else the whole source of the module that defines it.
+    code may use without importing them); else the whole source of the module that defines it
+    (helpers and constants included). A function of a module deployed by ``glns compile`` is
+    always its module's source, as ``glns compile`` compiled it (without the lines it added).
     """
     func = op.func
     name = getattr(func, "__name__", None)
@@ -79,6 +89,11 @@ def compilable_source(op: Any) -> tuple[str | None, str | None, str]:
         return None, None, "not a plain Python function (a lambda, a builtin or a callable object)"
     if func.__closure__:
         return None, None, "a closure (its free variables are not in its source)"
+    whole = _module_source(func)
+    usable = whole is not None and func.__globals__.get("__name__") != "__main__" \
+        and func.__globals__.get(name) is func
+    if usable and DEPLOY_MARK in whole:
+        return deployed_source(whole), name, ""
     try:
         own = textwrap.dedent(inspect.getsource(func))
     except (OSError, TypeError):
@@ -91,14 +106,25 @@ def compilable_source(op: Any) -> tuple[str | None, str | None, str]:
             and not tree.body[0].decorator_list and tree.body[0].name == name):
         if not _free_globals(tree):
             return own, name, ""
-    module = inspect.getmodule(func)
-    try:
-        whole = inspect.getsource(module) if module is not None else None
-    except (OSError, TypeError):
-        whole = None
-    if whole is None or module.__name__ == "__main__" or getattr(module, name, None) is not func:
+    if not usable:
         return None, None, "it reads module globals and its module's source is not usable"
     return whole, name, ""
+
+
+def _module_source(func: Callable) -> str | None:
+    """The source of the module that defines `func`: also of a module loaded from a file by
+    path and not in ``sys.modules`` (``glns.evolution.load_module``)."""
+    module = inspect.getmodule(func)
+    try:
+        if module is not None:
+            return inspect.getsource(module)
+        path = func.__globals__.get("__file__")
+        if isinstance(path, str) and path == func.__code__.co_filename:
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+    except (OSError, TypeError, UnicodeDecodeError):
+        pass
+    return None
 
 
 def _free_globals(tree: ast.AST) -> set[str]:
@@ -322,19 +348,64 @@ def precompile(source: str, params: Any) -> None:
 
 # ============================================================================ negotiation
 
+#: a form is decided after the operator's first RECORD_CALLS calls in the run, or sooner once
+#: the recorded calls took RECORD_SECONDS (a slow operator is decided on fewer calls)
+RECORD_CALLS, RECORD_SECONDS = 5, 0.25
+
+
+class Recording:
+    """The first calls of a bound operator in its reference form, kept as probes."""
+
+    def __init__(self, problem: Any) -> None:
+        self.problem = problem
+        self.calls: list[RecordedCall] = []
+        self.seconds = 0.0
+
+    def record(self, run: Callable[[Any, Any], Any], first: Any, second: Any) -> Any:
+        """run(first, second), keeping the inputs, the random state and the output.
+
+        A call with nothing to do (no node to remove or to insert) is no evidence: most of an
+        operator's code does not run in it, so it is not kept."""
+        if not _has_work(second):
+            return run(first, second)
+        inputs = (copy.deepcopy(first), copy.deepcopy(second), random.getstate(), np.random.get_state())
+        t0 = time.perf_counter()
+        out = run(first, second)   # a call that raises is no evidence: nothing kept
+        seconds = time.perf_counter() - t0
+        try:
+            image = canonical(out)
+        except Exception:   # an output whose repr raises: the core will refuse it anyway
+            return out
+        self.calls.append(RecordedCall(self.problem, *inputs, image, seconds))
+        self.seconds += seconds
+        return out
+
+    def enough(self) -> bool:
+        return len(self.calls) >= RECORD_CALLS or (bool(self.calls) and self.seconds >= RECORD_SECONDS)
+
+
+def _has_work(second: Any) -> bool:
+    """Whether a call's second argument asks for work: a count >= 1 or a non-empty node list."""
+    try:
+        return len(second) > 0
+    except TypeError:
+        try:
+            return second >= 1
+        except TypeError:
+            return True
+
+
 _DECISIONS: dict[tuple, tuple[Negotiation, Any]] = {}
 _DECISIONS_LOCK = threading.Lock()
 
 
-def _decide(op: Any, problem: Any, views: str, compiled: Callable | None, timeout: float | None,
-            op_key: tuple) -> Negotiation:
-    """The negotiation for op on problem's kind, cached per process."""
+def _decision_key(op: Any, problem: Any, views: str, compiled: Callable | None, op_key: tuple) -> tuple:
     python_ok = problem.n_nodes <= MAX_PYTHON_VIEW_NODES
-    key = (op_key, op.kind, problem.kind, op.convention, views, python_ok, compiled is not None)
-    with _DECISIONS_LOCK:
-        hit = _DECISIONS.get(key)
-    if hit is not None:
-        return hit[0]
+    return (op_key, op.kind, problem.kind, op.convention, views, python_ok, compiled is not None)
+
+
+def _candidates(op: Any, problem: Any, views: str, compiled: Callable | None) -> list[tuple[Form, Callable]]:
+    python_ok = problem.n_nodes <= MAX_PYTHON_VIEW_NODES
     candidates: list[tuple[Form, Callable]] = []
     if views == "auto" and python_ok:
         candidates.append((Form("python"), op.func))
@@ -343,6 +414,25 @@ def _decide(op: Any, problem: Any, views: str, compiled: Callable | None, timeou
             candidates.append((Form("numpy", True), compiled))
         if views in ("auto", "python") and python_ok:
             candidates.append((Form("python", True), compiled))
+    return candidates
+
+
+def _cached_decision(key: tuple) -> Negotiation | None:
+    with _DECISIONS_LOCK:
+        hit = _DECISIONS.get(key)
+    return None if hit is None else hit[0]
+
+
+def _decide(op: Any, problem: Any, views: str, compiled: Callable | None, timeout: float | None,
+            op_key: tuple, recorded: list[RecordedCall] | None) -> Negotiation:
+    """The form of op on problem's kind, from its recorded calls (or, for a forced python view,
+    the synthetic probes); cached per process."""
+    key = _decision_key(op, problem, views, compiled, op_key)
+    hit = _cached_decision(key)
+    if hit is not None:
+        return hit
+    python_ok = key[5]
+    candidates = _candidates(op, problem, views, compiled)
     if views == "python" and python_ok:
         forced = Form("python")
         decision = negotiate(op.func, op.kind, problem, op.convention,
@@ -350,9 +440,8 @@ def _decide(op: Any, problem: Any, views: str, compiled: Callable | None, timeou
         if decision is None or not decision.chosen.compiled:
             decision = Negotiation(forced, decision.trials if decision else (),
                                    "python view forced (views='python'), not probed")
-    elif candidates:
-        decision = negotiate(op.func, op.kind, problem, op.convention,
-                             candidates=candidates, timeout=timeout)
+    elif candidates and recorded:
+        decision = _decide_on_both(op, problem, candidates, timeout, recorded)
     else:
         why = "views='numpy'" if views == "numpy" else \
             f"more than {MAX_PYTHON_VIEW_NODES} nodes" if not python_ok else "nothing else to try"
@@ -361,6 +450,36 @@ def _decide(op: Any, problem: Any, views: str, compiled: Callable | None, timeou
     logger.debug("%s operator %r on %s runs as %s: %s", op.kind, op.name, problem.kind,
                  decision.chosen.label(), decision.reason)
     return decision
+
+
+def _decide_on_both(op: Any, problem: Any, candidates: list[tuple[Form, Callable]],
+                    timeout: float | None, recorded: list[RecordedCall]) -> Negotiation:
+    """The form that is identical on the synthetic probes and on the recorded calls, chosen
+    by its speed on the recorded calls.
+
+    A decision is shared by every instance of the problem kind in the process, and a run's
+    first calls can be poor evidence (on an instance of one customer a repair never compares
+    two distances), so a form must also pass the synthetic probes, which exercise every
+    operator. Where the reference itself fails or stalls on a synthetic probe (an input the run
+    never gives it), the recorded calls decide alone."""
+    synthetic = negotiate(op.func, op.kind, problem, op.convention, candidates=candidates,
+                          timeout=timeout)
+    if synthetic.trials and synthetic.trials[0].identical:
+        passed = {t.form for t in synthetic.trials[1:] if t.identical}
+        kept = [(form, func) for form, func in candidates if form in passed]
+        also = " and on the synthetic probes"
+    else:
+        kept, also = candidates, f" (the synthetic probes are no evidence here: {synthetic.reason})"
+    if not kept:
+        return Negotiation(Form("numpy"), synthetic.trials,
+                           synthetic.reason.replace("numpy: no other form is identical",
+                                                    "numpy: no other form is identical on the synthetic probes", 1))
+    decision = negotiate(op.func, op.kind, None, op.convention, candidates=kept, timeout=timeout,
+                         recorded=recorded)
+    if not decision.chosen.compiled and decision.chosen.view == "numpy":
+        return decision
+    reason = decision.reason.replace("recorded calls of the run", "recorded calls of the run" + also, 1)
+    return Negotiation(decision.chosen, decision.trials, reason)
 
 
 def _operator_key(op: Any) -> tuple:
@@ -383,32 +502,64 @@ def _remember(cache: dict, key: Any, value: Any) -> None:
         cache[key] = value
 
 
-class _Upgrade:
-    """Switches a bound operator to its compiled twin once the background build is done.
+_RECORDING_REASON = ("numpy arrays: its first calls of the run are recorded as the evidence for "
+                     "faster forms, and the run ended before {} were")
+
+
+class _Pending:
+    """What a bound operator waits for before its form is final: enough recorded calls, then
+    (when a compiled twin is being built in the background) the build.
 
     Checked by the bound operator before each call (in the thread that runs the solver, so the
-    probe calls never race with the run's own use of ``random``/``np.random``)."""
+    replayed calls never race with the run's own use of ``random``/``np.random``)."""
 
     def __init__(self, op: Any, problem: Any, views: str, timeout: float | None,
-                 build: _Build, op_key: tuple) -> None:
+                 build: _Build | None, compiled: Callable | None, op_key: tuple) -> None:
         self.op, self.problem, self.views, self.timeout = op, problem, views, timeout
-        self.build, self.op_key = build, op_key
+        self.build, self.compiled, self.op_key = build, compiled, op_key
+        self.recording: Recording | None = None
+        #: why it is not compiled, said after whatever form is chosen (setting_note: because of
+        #: where it runs, said whether or not it is compiled)
+        self.note = self.setting_note = ""
+
+    def start_recording(self, bound: BoundPythonOperator) -> None:
+        self.recording = Recording(self.problem)
+        bound.recorder = self.recording
+        bound.upgrade = self
 
     def ready(self) -> bool:
-        return self.build.ready()
+        if self.recording is not None and self.recording.enough():
+            return True
+        return self.build is not None and self.build.ready() and (
+            self.recording is None or bool(self.recording.calls))
 
     def apply(self, bound: BoundPythonOperator) -> None:
-        compiled = self.build.function(self.op.func.__name__)
-        if compiled is None:
-            bound.form_reason += f"; {self.build.error}"
-            logger.debug("%s operator %r stays interpreted: %s", self.op.kind, self.op.name,
-                         self.build.error)
+        switched = ""
+        if self.build is not None and self.build.ready():
+            build, self.build = self.build, None
+            self.compiled = build.function(self.op.func.__name__)
+            if self.compiled is None:
+                self.note += f"; {build.error}"
+                bound.form_reason += f"; {build.error}"
+                logger.debug("%s operator %r stays interpreted: %s", self.op.kind, self.op.name, build.error)
+                if self.recording is None or not self.recording.enough():
+                    bound.upgrade = self if self.recording is not None else None
+                    return
+            else:
+                switched = " (switched to after the background build, during the run)"
+        if self.recording is None:      # decided at binding: record now, for the new candidates
+            self.start_recording(bound)
             return
-        decision = _decide(self.op, self.problem, self.views, compiled, self.timeout, self.op_key)
-        _apply(bound, self.op, self.problem, decision, compiled)
-        bound.form_reason += " (switched to after the background build, during the run)"
-        logger.debug("%s operator %r switched to %s during the run", self.op.kind, self.op.name,
-                     bound.form)
+        if not self.recording.enough() and not switched:
+            bound.upgrade = self
+            return
+        bound.recorder = None
+        decision = _decide(self.op, self.problem, self.views, self.compiled, self.timeout, self.op_key,
+                           self.recording.calls)
+        _apply(bound, self.op, self.problem, decision, self.compiled)
+        bound.form_reason += (self.note if self.compiled is None else "") + switched + self.setting_note
+        if self.build is not None:      # still building: decide again when it is ready
+            bound.upgrade = self
 
 
 def _apply(bound: BoundPythonOperator, op: Any, problem: Any, decision: Negotiation,
@@ -442,12 +593,13 @@ def bind_python(op: Any, problem: Any, timeout: float | None, params: Any) -> Bo
         # outside the main thread the limit stops interpreted code only (glns.operators.watchdog)
         mode, note = "off", ("; not compiled: outside the main thread the time limit stops only "
                              "interpreted code (op_timeout=None allows compiled forms)")
-    bound = _bind(op, problem, timeout, views, mode)
+    bound = _bind(op, problem, timeout, views, mode, note)
     bound.form_reason += note
     return bound
 
 
-def _bind(op: Any, problem: Any, timeout: float | None, views: str, mode: str) -> BoundPythonOperator:
+def _bind(op: Any, problem: Any, timeout: float | None, views: str, mode: str,
+          setting_note: str = "") -> BoundPythonOperator:
     bound = BoundPythonOperator(op.func, view_data(problem, "numpy"),
                                 view_of_matrix(problem, "numpy"), op.convention, timeout)
     if views == "numpy" and mode == "off":
@@ -474,9 +626,19 @@ def _bind(op: Any, problem: Any, timeout: float | None, views: str, mode: str) -
         compiled = build.function(op.func.__name__)
         if compiled is None:
             note = f"; {build.error}"
-    decision = _decide(op, problem, views, compiled, timeout, op_key)
-    _apply(bound, op, problem, decision, compiled)
-    bound.form_reason += note
-    if build is not None and not ready_at_bind:  # (it may have finished while we negotiated)
-        bound.upgrade = _Upgrade(op, problem, views, timeout, build, op_key)
+    pending = _Pending(op, problem, views, timeout, None if ready_at_bind else build, compiled, op_key)
+    key = _decision_key(op, problem, views, compiled, op_key)
+    decision = _cached_decision(key)
+    forced = views == "python" and key[5]
+    if decision is None and (forced or not _candidates(op, problem, views, compiled)):
+        decision = _decide(op, problem, views, compiled, timeout, op_key, None)
+    if decision is not None:       # decided in this process before, or nothing to try
+        _apply(bound, op, problem, decision, compiled)
+        bound.form_reason += note
+        if pending.build is not None:   # (it may have finished while we negotiated)
+            bound.upgrade = pending
+        return bound
+    bound.form_reason = _RECORDING_REASON.format(RECORD_CALLS) + note
+    pending.note, pending.setting_note = note, setting_note
+    pending.start_recording(bound)
     return bound

@@ -205,7 +205,8 @@ class BoundPythonOperator:
     that unlocks and overwrites them reaches neither the core (which has its own copy) nor the
     user's instance. form / form_reason: how it runs and why (``glns.operators.accelerate``);
     upgrade: an object with ready() and apply(bound), checked before each call, that switches
-    the operator to a compiled twin built in the background.
+    the operator to another form (once its first calls are recorded, or a compiled twin built
+    in the background is ready); recorder: keeps calls as the evidence for other forms.
     """
 
     def __init__(self, func: Callable, data: dict[str, Any], matrix: Any, convention: str,
@@ -213,6 +214,8 @@ class BoundPythonOperator:
         self._convention = convention
         self._timeout = timeout
         self.upgrade: Any = None
+        #: an object with record(run, first, second) that keeps calls as evidence, or None
+        self.recorder: Any = None
         self.negotiation: Any = None
         #: calls stopped by the time limit (logged: the first at WARNING, later ones at DEBUG)
         self.timeouts = 0
@@ -232,6 +235,11 @@ class BoundPythonOperator:
         if self.upgrade is not None and self.upgrade.ready():
             upgrade, self.upgrade = self.upgrade, None
             upgrade.apply(self)
+        if self.recorder is not None:
+            return self.recorder.record(self._run, first, second)
+        return self._run(first, second)
+
+    def _run(self, first: Any, second: Any) -> Any:
         third = self._matrix if self._convention == "distance_matrix" else dict(self._data)
         if self._timeout:
             try:

@@ -22,7 +22,7 @@ from typing import Any
 
 from glns.exceptions import OperatorError
 from glns.operators.operator import Operator, callable_path
-from glns.operators.spec import PythonSource, parse
+from glns.operators.spec import PythonSource, deployed_source, parse
 from glns.problems import PROBLEM_KINDS
 
 __all__ = ["Export", "read_export", "load_module", "PROBLEM", "DESTROY", "REPAIR", "BEST_DESTROY",
@@ -180,7 +180,7 @@ class _Reader:
                 and getattr(self.module, spec.__name__, None) is spec and callable_path(spec) is None):
             return spec
         try:
-            source = Path(self.file).read_text(encoding="utf-8")
+            source = deployed_source(Path(self.file).read_text(encoding="utf-8"))
         except OSError:
             return spec
         return PythonSource(source, function=spec.__name__, name=spec.__name__)

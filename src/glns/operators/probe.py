@@ -1,11 +1,16 @@
 """Negotiating the form an operator runs in: which view of the data, compiled or not.
 
 A form other than the reference (plain function, numpy view: what operators always got) is
-taken only if, on a fixed set of probe inputs with identical seeded random state, it returns
-exactly what the reference returns on every probe and raises nothing, and it is measurably
-faster. The probes are built from the problem the operator is bound to (its first nodes), so
-the operator only sees the kind of data the run gives it; timing can only change which
-identical form runs.
+taken only if, on a set of probe inputs with identical random state, it returns exactly what
+the reference returns on every probe and raises nothing, and it is measurably faster; timing
+can only change which identical form runs. The probes are, in a run, the operator's own first
+calls (:class:`RecordedCall`: the inputs, the random state and the output the run really had)
+and, where no run exists (``glns compile``), synthetic inputs built from a problem
+(:func:`probe_cases`).
+
+No probe call may take long: each runs under a limit derived from what a normal call of the
+operator costs (:func:`call_limit`), never the user's ``op_timeout``, so an operator that hangs
+on some input costs at most that bound.
 """
 
 from __future__ import annotations
@@ -28,8 +33,8 @@ from glns.problems import Problem, euclidean_distances, problem_class
 from glns.problems.solutions import random_solution
 from glns.rng import SplitMix64
 
-__all__ = ["Form", "Trial", "Negotiation", "ProbeCase", "probe_cases", "probe_problem", "negotiate",
-           "canonical", "PROBE_NODES"]
+__all__ = ["Form", "Trial", "Negotiation", "ProbeCase", "RecordedCall", "probe_cases", "probe_problem",
+           "negotiate", "canonical", "call_limit", "PROBE_NODES", "PROBE_FLOOR", "FIRST_PROBE_LIMIT"]
 
 #: what the core itself catches from an operator (OperatorTimeout is a BaseException)
 _FAILURES = (Exception, SystemExit, OperatorTimeout)
@@ -38,6 +43,11 @@ _FAILURES = (Exception, SystemExit, OperatorTimeout)
 PROBE_NODES = 50
 #: removal counts per probe instance, as fractions of its customers (at least 1)
 _COUNTS = ((0.0, 0.25, 0.5), (0.0, 0.1, 0.2, 0.4))
+
+#: the limit of a probe call: PROBE_SLOWDOWN times what a normal call costs, at least
+#: PROBE_FLOOR seconds; a synthetic probe before any call was timed gets FIRST_PROBE_LIMIT
+#: (probe instances have at most PROBE_NODES nodes)
+PROBE_SLOWDOWN, PROBE_FLOOR, FIRST_PROBE_LIMIT = 20.0, 0.05, 1.0
 
 #: timing: per probe the best of at least 2 rounds (the equality round is the first), of up to
 #: 5 while the rounds so far took less than the budget in seconds (cheap operators are the
@@ -114,6 +124,49 @@ class ProbeCase:
     #: random and np.random are seeded with this before the call, for every form
     seed: int
 
+    def prepare(self, view: str, convention: str) -> tuple[Any, Any, Any]:
+        """Fresh copies of the inputs and the third argument in `view`; seeds the generators."""
+        random.seed(self.seed)
+        np.random.seed(self.seed)
+        return _inputs(self.problem, self.first, self.second, view, convention)
+
+
+@dataclass(frozen=True)
+class RecordedCall:
+    """One call of an operator in a run, in its reference form: the evidence for other forms.
+
+    first, second: copies of the inputs taken before the call; random_state, numpy_state: the
+    generators' states the call started from; image: :func:`canonical` of what it returned;
+    seconds: how long it took.
+    """
+
+    problem: Problem
+    first: Any
+    second: Any
+    random_state: Any
+    numpy_state: Any
+    image: Any
+    seconds: float
+
+    def prepare(self, view: str, convention: str) -> tuple[Any, Any, Any]:
+        random.setstate(self.random_state)
+        np.random.set_state(self.numpy_state)
+        return _inputs(self.problem, self.first, self.second, view, convention)
+
+
+def _inputs(problem: Problem, first: Any, second: Any, view: str, convention: str) -> tuple[Any, Any, Any]:
+    third = view_of_matrix(problem, view) if convention == "distance_matrix" else dict(view_data(problem, view))
+    return copy.deepcopy(first), copy.deepcopy(second), third
+
+
+def call_limit(seconds: Sequence[float], timeout: float | None = None) -> float:
+    """The time limit of a probe call of an operator whose normal calls took `seconds`:
+    PROBE_SLOWDOWN times their median, at least PROBE_FLOOR, at most `timeout` (the run's
+    op_timeout, if any); FIRST_PROBE_LIMIT when nothing was timed yet."""
+    finite = sorted(x for x in seconds if math.isfinite(x))
+    limit = max(PROBE_FLOOR, PROBE_SLOWDOWN * finite[len(finite) // 2]) if finite else FIRST_PROBE_LIMIT
+    return min(limit, timeout) if timeout else limit
+
 
 # ---------------------------------------------------------------------------------------------
 # Probe inputs
@@ -155,8 +208,15 @@ def _remove(problem: Problem, solution: Any, count: int, rng: SplitMix64) -> tup
     return problem.solution_from_routes([route for route in partial if route]), removed
 
 
+#: a problem with fewer customers than this lends its kind's generated probe instance
+#: instead: on one or two customers most of an operator's code never runs
+_MIN_PROBE_CUSTOMERS = 10
+
+
 def _cases(problem: Problem, operator_kind: str) -> tuple[ProbeCase, ...]:
     cases: list[ProbeCase] = []
+    if problem.n_customers < _MIN_PROBE_CUSTOMERS:
+        problem = probe_problem(problem.kind)
     for harsh, fractions in zip((True, False), _COUNTS):
         sub = _sub_problem(problem, PROBE_NODES, harsh)
         customers = sub.n_customers
@@ -260,16 +320,10 @@ def _short(exc: BaseException) -> str:
     return text if len(text) <= 120 else text[:117] + "..."
 
 
-def _call(func: Callable, case: ProbeCase, view: str, convention: str,
+def _call(func: Callable, case: Any, view: str, convention: str,
           limit: float | None) -> tuple[Any, float]:
     """One probe call on fresh copies of the inputs; returns the output's image and the time."""
-    first, second = copy.deepcopy(case.first), copy.deepcopy(case.second)
-    if convention == "distance_matrix":
-        third = view_of_matrix(case.problem, view)
-    else:
-        third = dict(view_data(case.problem, view))
-    random.seed(case.seed)
-    np.random.seed(case.seed)
+    first, second, third = case.prepare(view, convention)
     gc_was_on = gc.isenabled()
     gc.disable()  # as timeit does: a collection would bill the garbage of others to this call
     try:
@@ -283,35 +337,38 @@ def _call(func: Callable, case: ProbeCase, view: str, convention: str,
     return canonical(out), seconds  # at once: the operator may reuse what it returned
 
 
-def _candidate_limit(timeout: float | None, reference_seconds: float) -> float:
-    # without a timeout the reference finished; a form that hangs where it did not must not
-    # hang the negotiation (effective in the main thread only, like every time limit)
-    return timeout if timeout else 1.0 + 20.0 * reference_seconds
-
-
-def negotiate(func: Callable, operator_kind: str, problem: Problem, convention: str, *,
+def negotiate(func: Callable, operator_kind: str, problem: Problem | None, convention: str, *,
               candidates: Sequence[tuple[Form, Callable]] = (), timeout: float | None = None,
-              min_gain: float = 0.1) -> Negotiation:
+              min_gain: float = 0.1, recorded: Sequence[RecordedCall] | None = None) -> Negotiation:
     """Choose the form `func` runs in: the reference (``Form("numpy")``, `func` itself) or a
     candidate that gives identical output on every probe and is faster.
 
+    recorded: the operator's own calls in a run (:class:`RecordedCall`), replayed as the
+    probes: the reference must give its recorded output again, and a candidate the same.
+    Without them, the probes are built from `problem` (:func:`probe_cases`).
     candidates: (form, callable) pairs; by default ``[(Form("python"), func)]``.
     convention: "problem_data" or "distance_matrix" (the third argument, see
-    ``bridge.third_argument_convention``). timeout: per-call time limit in seconds.
+    ``bridge.third_argument_convention``). timeout: the run's per-call limit, an upper bound
+    of every probe's own limit (:func:`call_limit`: 20 times a normal call, at least 50 ms).
     A candidate is chosen when its speed is at least ``1 + min_gain`` times the reference's
     (times summed over the probes, each call's best of 2 to 5 rounds); the fastest such
-    candidate wins. If the reference
-    fails on a probe nothing else is tried. The caller's `random` and `np.random` states are
-    restored. The probes use small instances: whether the python view fits the real instance
-    (``views.MAX_PYTHON_VIEW_NODES``) is the caller's check. problem: the problem the operator
-    is bound to; the probes are built from it (:func:`probe_cases`).
+    candidate wins. If the reference fails on a probe (or exceeds its limit) nothing else is
+    tried. The caller's `random` and `np.random` states are restored. Whether the python view
+    fits the real instance (``views.MAX_PYTHON_VIEW_NODES``) is the caller's check.
     """
     if convention not in ("problem_data", "distance_matrix"):
         raise ValueError(f"convention must be problem_data or distance_matrix, got {convention!r}")
     pairs = list(candidates) or [(Form("python"), func)]
     if any(form == REFERENCE for form, _ in pairs):
         raise ValueError("the reference form (numpy, not compiled) cannot be a candidate")
-    cases = probe_cases(problem, operator_kind)
+    if recorded is not None:
+        if not recorded:
+            raise ValueError("no recorded calls to negotiate on")
+        cases: list[Any] = list(recorded)
+    elif problem is None:
+        raise ValueError("negotiate needs a problem or recorded calls")
+    else:
+        cases = probe_cases(problem, operator_kind)
     py_state, np_state = random.getstate(), np.random.get_state()
     try:
         return _negotiate(func, pairs, cases, convention, timeout, min_gain)
@@ -321,7 +378,7 @@ def negotiate(func: Callable, operator_kind: str, problem: Problem, convention: 
 
 
 def _round(func: Callable, pairs: list[tuple[Form, Callable]], live: list[int],
-           cases: list[ProbeCase], convention: str, timeout: float | None,
+           cases: list[Any], convention: str, timeout: float | None,
            expected: list[Any], errors: list[str | None], best: list[list[float]],
            tag: str) -> str | None:
     """One pass over the probes, per probe the reference and then every live candidate.
@@ -333,14 +390,23 @@ def _round(func: Callable, pairs: list[tuple[Form, Callable]], live: list[int],
     """
     first = not expected
     for i, case in enumerate(cases):
+        # a recorded call's own time is what a normal call costs; a synthetic probe's, the
+        # reference's earlier probes (and at most FIRST_PROBE_LIMIT for the first)
+        normal = [case.seconds] if isinstance(case, RecordedCall) else [t for t in best[0][:i] if t < math.inf]
+        limit = call_limit(normal, timeout)
         try:
-            image, seconds = _call(func, case, REFERENCE.view, convention, timeout)
+            image, seconds = _call(func, case, REFERENCE.view, convention, limit)
+        except OperatorTimeout:
+            return f"probe {i + 1}{tag}: the reference took longer than its probe limit of {limit:.3g} s"
         except _FAILURES as exc:
             return f"probe {i + 1}{tag}: {_short(exc)}"
+        if isinstance(case, RecordedCall) and image != case.image:
+            return (f"probe {i + 1}{tag}: the reference does not give its recorded output again "
+                    f"(it depends on more than its inputs and the seeded random state)")
         if first:
             expected.append(image)
         best[0][i] = min(best[0][i], seconds)
-        limit = _candidate_limit(timeout, seconds)
+        limit = call_limit([seconds], timeout)
         for j in live:
             if errors[j] is None:
                 form, cand = pairs[j]
@@ -350,7 +416,7 @@ def _round(func: Callable, pairs: list[tuple[Form, Callable]], live: list[int],
     return None
 
 
-def _negotiate(func: Callable, pairs: list[tuple[Form, Callable]], cases: list[ProbeCase],
+def _negotiate(func: Callable, pairs: list[tuple[Form, Callable]], cases: list[Any],
                convention: str, timeout: float | None, min_gain: float) -> Negotiation:
     m = len(pairs)
     errors: list[str | None] = [None] * m
@@ -376,7 +442,8 @@ def _negotiate(func: Callable, pairs: list[tuple[Form, Callable]], cases: list[P
                 + _trials(pairs, errors, best)
             return Negotiation(REFERENCE, trials, f"numpy: the reference failed ({ref_error})")
     trials = (Trial(REFERENCE, True, sum(best[0]), None),) + _trials(pairs, errors, best)
-    return Negotiation(*_choose(trials, len(cases), min_gain))
+    what = "recorded calls of the run" if isinstance(cases[0], RecordedCall) else "synthetic probes"
+    return Negotiation(*_choose(trials, len(cases), min_gain, what))
 
 
 def _trials(pairs: list[tuple[Form, Callable]], errors: list[str | None],
@@ -386,11 +453,13 @@ def _trials(pairs: list[tuple[Form, Callable]], errors: list[str | None],
                  for j, (form, _) in enumerate(pairs))
 
 
-def _check(cand: Callable, case: ProbeCase, i: int, form: Form, convention: str,
+def _check(cand: Callable, case: Any, i: int, form: Form, convention: str,
            limit: float | None, expected: Any, tag: str) -> tuple[str | None, float]:
     """Run a candidate on probe i: (None or what went wrong, the call's time)."""
     try:
         image, seconds = _call(cand, case, form.view, convention, limit)
+    except OperatorTimeout:
+        return f"probe {i}{tag}: took longer than its probe limit of {limit:.3g} s", math.inf
     except _FAILURES as exc:
         return f"probe {i}{tag}: {_short(exc)}", math.inf
     if image != expected:
@@ -398,8 +467,8 @@ def _check(cand: Callable, case: ProbeCase, i: int, form: Form, convention: str,
     return None, seconds
 
 
-def _choose(trials: tuple[Trial, ...], n_probes: int,
-            min_gain: float) -> tuple[Form, tuple[Trial, ...], str]:
+def _choose(trials: tuple[Trial, ...], n_probes: int, min_gain: float,
+            what: str = "probes") -> tuple[Form, tuple[Trial, ...], str]:
     """(chosen form, trials, reason): the fastest identical candidate if fast enough."""
     ref, others = trials[0], trials[1:]
     ok = [t for t in others if t.identical and t.seconds > 0]
@@ -413,6 +482,6 @@ def _choose(trials: tuple[Trial, ...], n_probes: int,
         else f"{t.form.label()} not identical" for t in others)
     if gain >= 1.0 + min_gain:
         return (fastest.form, trials,
-                f"{fastest.form.label()}: identical on {n_probes} probes, {gain:.1f}x faster{tried}")
+                f"{fastest.form.label()}: identical on {n_probes} {what}, {gain:.1f}x faster{tried}")
     return (REFERENCE, trials, f"numpy: {fastest.form.label()} is identical but {gain:.2f}x as "
                                f"fast (needs {1.0 + min_gain:.2f}x){tried}")

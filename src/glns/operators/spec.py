@@ -151,12 +151,34 @@ def _parse_text(text: str, kind: str) -> Operator:
                         f"{natives}; or pass {_FORMS}")
 
 
+#: ends the lines ``glns compile`` adds to a module it deploys (glns.deploy)
+DEPLOY_MARK = "# added by glns compile"
+#: the directory beside a deployed module that holds its compiled twins
+DEPLOYED_DIR = "compiled"
+
+
+def deployed_source(text: str) -> str:
+    """`text` without the lines ``glns compile`` added to it: the operators' own source, which
+    their compiled twins are keyed by. Text without them is returned as it is."""
+    if DEPLOY_MARK not in text:
+        return text
+    lines = text.splitlines(keepends=True)
+    return "".join(line for line in lines if not (line.rstrip().endswith(DEPLOY_MARK)
+                                                  or line.startswith("_glns_compiler.add_search_dir(")))
+
+
 def _file_function(path: Path, function: str, kind: str) -> Operator:
     """A function of a Python file: the whole file is its source (executed like operator source,
-    where it runs), so it travels to workers as text."""
+    where it runs), so it travels to workers as text. A file deployed by ``glns compile`` lends
+    its compiled twins (its ``compiled/`` directory becomes a search directory of the cache)."""
     try:
-        source = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise OperatorError(f"cannot read {str(path)!r} for '{path}:{function}': {exc.strerror or exc}") from None
+    source = deployed_source(text)
+    if source is not text and (path.parent / DEPLOYED_DIR).is_dir():
+        from glns.compiler import add_search_dir
+
+        add_search_dir(path.parent / DEPLOYED_DIR)
     return Operator(name=function, kind=kind, source=source, function=function)
 
