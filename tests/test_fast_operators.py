@@ -55,6 +55,7 @@ def prefer_accelerated(monkeypatch):
     from glns.operators import accelerate, probe
 
     monkeypatch.setitem(probe.negotiate.__kwdefaults__, "min_gain", -1.0)
+    monkeypatch.setattr(accelerate, "MIN_GAIN", -1.0)
     monkeypatch.setattr(accelerate, "_DECISIONS", {})
     yield
     accelerate._DECISIONS.clear()

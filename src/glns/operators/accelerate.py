@@ -348,6 +348,9 @@ def precompile(source: str, params: Any) -> None:
 
 # ============================================================================ negotiation
 
+#: the speed-up a form needs over the reference, on the synthetic probes and on the recorded calls
+MIN_GAIN = 0.1
+
 #: a form is decided after the operator's first RECORD_CALLS calls in the run, or sooner once
 #: the recorded calls took RECORD_SECONDS (a slow operator is decided on fewer calls)
 RECORD_CALLS, RECORD_SECONDS = 5, 0.25
@@ -465,15 +468,18 @@ def _decide_on_both(op: Any, problem: Any, candidates: list[tuple[Form, Callable
     synthetic = negotiate(op.func, op.kind, problem, op.convention, candidates=candidates,
                           timeout=timeout)
     if synthetic.trials and synthetic.trials[0].identical:
-        passed = {t.form for t in synthetic.trials[1:] if t.identical}
+        # identical there, and faster there too: five recorded calls alone time noisily
+        ref = synthetic.trials[0].seconds
+        passed = {t.form for t in synthetic.trials[1:]
+                  if t.identical and t.seconds > 0 and ref / t.seconds >= 1.0 + MIN_GAIN}
         kept = [(form, func) for form, func in candidates if form in passed]
         also = " and on the synthetic probes"
     else:
         kept, also = candidates, f" (the synthetic probes are no evidence here: {synthetic.reason})"
     if not kept:
         return Negotiation(Form("numpy"), synthetic.trials,
-                           synthetic.reason.replace("numpy: no other form is identical",
-                                                    "numpy: no other form is identical on the synthetic probes", 1))
+                           f"numpy: no other form is identical and {MIN_GAIN:.0%} faster on the synthetic "
+                           f"probes ({synthetic.reason})")
     decision = negotiate(op.func, op.kind, None, op.convention, candidates=kept, timeout=timeout,
                          recorded=recorded)
     if not decision.chosen.compiled and decision.chosen.view == "numpy":
