@@ -520,3 +520,15 @@ def test_solve_runs_the_default_portfolio_of_the_problem():
 
     again = solve(problem, *default_portfolio(problem), iterations=3, seed=1)
     assert again.solution == res.solution
+
+
+@pytest.mark.parametrize("n", [20, 1200])      # the caller's ids, and a curve-ordered copy
+def test_a_faulty_start_is_an_infeasible_solution_error(n):
+    rng = np.random.RandomState(3)
+    p = CVRP(np.vstack([[0.5, 0.5], rng.rand(n, 2)]), np.r_[0, rng.randint(1, 5, n)], 40)
+    for start, fragment in (([[1, 2, 3]], "node 4 is missing"), ([[1, 1] + list(range(2, n + 1))], ".*1"),
+                            ("routes", "")):
+        with pytest.raises(glns.InfeasibleSolutionError, match="^initial solution is invalid: " + fragment):
+            solve(p, iterations=5, initial_solution=start)
+    with pytest.raises(glns.GlnsError):
+        solve(p, iterations=5, initial_solution=[[1, 2, 3]])

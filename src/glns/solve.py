@@ -13,6 +13,7 @@ from glns import operators as _ops
 from glns._core._alns import run_alns
 from glns._core._result import OperatorRecord, RunResult
 from glns.checks import check_count, check_seed
+from glns.exceptions import InfeasibleSolutionError
 from glns.operators.arguments import parse_arguments
 from glns.operators.bridge import alarm_installed
 from glns.params import LARGE_TOUR_CITIES, SolveParams
@@ -96,7 +97,9 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
     params: :class:`SolveParams` (default: scale-aware annealing); ``SolveParams.paper()`` for
         the paper's preset.
     initial_solution: a feasible solution to start from (default: ``params.initial`` says which:
-        random, or on 5,000 customers and more the space-filling start; docs/method.md).
+        random, or on 5,000 customers and more the space-filling start; docs/method.md); one
+        that breaks the problem's rules raises :class:`glns.InfeasibleSolutionError` (a
+        ValueError) naming the first violation.
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a glns TSP, CVRP or OVRP instance, got {type(problem).__name__}")
@@ -119,6 +122,10 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
         initial_solution = start_solution(work, params.initial)
     elif copy is not None:
         initial_solution = _start_on_copy(problem, copy, initial_solution)
+    else:
+        fault = _start_violation(problem, initial_solution)
+        if fault is not None:
+            raise InfeasibleSolutionError(f"initial solution is invalid: {fault}")
     # binding a Python operator may run probe calls (glns.operators.accelerate): they seed the
     # global random streams, so the caller's state is saved before and restored after it all
     saved = (random.getstate(), np.random.get_state()) if uses_python else None
@@ -146,9 +153,17 @@ def _start_on_copy(problem: Problem, copy: Renumbered, start: Any) -> Any:
     except (TypeError, ValueError):
         mapped = None
     if mapped is None or copy.problem.violation(mapped) is not None:
-        err = problem.violation(start) or "it is not a solution of this instance"
-        raise ValueError(f"initial solution is invalid: {err}")
+        err = _start_violation(problem, start) or "it is not a solution of this instance"
+        raise InfeasibleSolutionError(f"initial solution is invalid: {err}")
     return mapped
+
+
+def _start_violation(problem: Problem, start: Any) -> str | None:
+    """What is wrong with a caller's start (None if nothing), also for what is no solution at all."""
+    try:
+        return problem.violation(start)
+    except (TypeError, ValueError) as exc:
+        return str(exc)
 
 
 def _stats(ops: Iterable[_ops.Operator], record: OperatorRecord, bound: list) -> tuple[OperatorStats, ...]:
