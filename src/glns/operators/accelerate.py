@@ -524,6 +524,8 @@ class _Pending:
         self.op, self.problem, self.views, self.timeout = op, problem, views, timeout
         self.build, self.compiled, self.op_key = build, compiled, op_key
         self.recording: Recording | None = None
+        #: a form was chosen on the recorded calls (then only the build can change it)
+        self.decided = False
         #: why it is not compiled, said after whatever form is chosen (setting_note: because of
         #: where it runs, said whether or not it is compiled)
         self.note = self.setting_note = ""
@@ -534,7 +536,7 @@ class _Pending:
         bound.upgrade = self
 
     def ready(self) -> bool:
-        if self.recording is not None and self.recording.enough():
+        if self.recording is not None and self.recording.enough() and not self.decided:
             return True
         return self.build is not None and self.build.ready() and (
             self.recording is None or bool(self.recording.calls))
@@ -556,9 +558,12 @@ class _Pending:
         if self.recording is None:      # decided at binding: record now, for the new candidates
             self.start_recording(bound)
             return
-        if not self.recording.enough() and not switched:
+        if not self.recording.enough():  # (a build that landed early waits for the evidence)
             bound.upgrade = self
             return
+        if self.decided and not switched:      # (a build that failed: nothing new to try)
+            return
+        self.decided = True
         bound.recorder = None
         decision = _decide(self.op, self.problem, self.views, self.compiled, self.timeout, self.op_key,
                            self.recording.calls)
