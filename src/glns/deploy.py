@@ -26,7 +26,7 @@ import json
 import random
 import re
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -35,7 +35,8 @@ import numpy as np
 from glns.exceptions import OperatorError
 from glns.operators import Operator
 from glns.operators.exported import Export, read_export
-from glns.operators.spec import DEPLOY_MARK, DEPLOYED_DIR, PythonSource, deployed_source, parse
+from glns.operators.operator import from_callable
+from glns.operators.spec import DEPLOY_MARK, DEPLOYED_DIR, deployed_source
 from glns.policy import parse_source
 from glns.problems import PROBLEM_KINDS
 
@@ -113,8 +114,8 @@ def _plain_functions(path: Path) -> list[Operator]:
         if isinstance(node, ast.FunctionDef):
             func = getattr(module, node.name, None)
             kind = operator_kind(func) if inspect.isfunction(func) else None
-            if kind is not None:
-                ops.append(parse(PythonSource(text, function=node.name, name=node.name), kind))
+            if kind is not None:   # the module's own function (the file ran once), with the file as source
+                ops.append(replace(from_callable(func, kind), source=text, function=node.name))
     return ops
 
 

@@ -122,10 +122,6 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
         initial_solution = start_solution(work, params.initial)
     elif copy is not None:
         initial_solution = _start_on_copy(problem, copy, initial_solution)
-    else:
-        fault = _start_violation(problem, initial_solution)
-        if fault is not None:
-            raise InfeasibleSolutionError(f"initial solution is invalid: {fault}")
     # binding a Python operator may run probe calls (glns.operators.accelerate): they seed the
     # global random streams, so the caller's state is saved before and restored after it all
     saved = (random.getstate(), np.random.get_state()) if uses_python else None
@@ -153,17 +149,9 @@ def _start_on_copy(problem: Problem, copy: Renumbered, start: Any) -> Any:
     except (TypeError, ValueError):
         mapped = None
     if mapped is None or copy.problem.violation(mapped) is not None:
-        err = _start_violation(problem, start) or "it is not a solution of this instance"
+        err = problem.violation(start) or "it is not a solution of this instance"
         raise InfeasibleSolutionError(f"initial solution is invalid: {err}")
     return mapped
-
-
-def _start_violation(problem: Problem, start: Any) -> str | None:
-    """What is wrong with a caller's start (None if nothing), also for what is no solution at all."""
-    try:
-        return problem.violation(start)
-    except (TypeError, ValueError) as exc:
-        return str(exc)
 
 
 def _stats(ops: Iterable[_ops.Operator], record: OperatorRecord, bound: list) -> tuple[OperatorStats, ...]:

@@ -15,6 +15,8 @@ import random as _py_random
 
 import numpy as np
 
+from glns.exceptions import InfeasibleSolutionError
+
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memset
@@ -325,7 +327,7 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
     else:
         err = sol_load(&run.cur, c, initial, True, None, run.scratch, &unused)
         if err is not None:
-            raise ValueError(f"initial solution is invalid: {err}")
+            raise InfeasibleSolutionError(f"initial solution is invalid: {err}")
     sol_copy(&run.best, &run.cur, c)
     # From here on the candidate and the current solution are twins: each iteration's
     # candidate starts as a sol_sync of the current one (O(changed routes), not O(n)).
