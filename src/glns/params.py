@@ -53,7 +53,7 @@ class AutoTemperature:
     limit is given). On an instance of n > `reference_nodes` customers the fraction is of the
     cost's share of `reference_nodes` customers (cost x reference_nodes / n): one iteration
     changes a few dozen nodes whatever n is, so the temperature follows the cost per node, not
-    the size (None: of the whole cost at every size, as before issue 13). Measured on X-n1001
+    the size (None: of the whole cost at every size, the earlier rule). Measured on X-n1001
     and Leuven1: 2.1 % -> 0.4 % and 4.1 % -> 0.4 % above the best known at T/100.
     """
 
