@@ -29,6 +29,7 @@ import numpy as np
 
 from glns.batch import make_executor, solve_many
 from glns.batch.solve_many import NO_DEADLINE, TaskFailure, run_solve_tasks
+from glns.executors.confinement import check_mode
 from glns.sandbox.confine import sandbox_confinement
 from glns.benchmark.solvers import SolverSpec
 from glns.benchmark.suites import Group
@@ -75,8 +76,7 @@ class Settings:
 
     def __post_init__(self) -> None:
         check_workers(self.workers)   # before any instance is loaded or solver started
-        if self.sandbox not in ("strict", "auto", "off"):
-            raise ValueError(f"sandbox must be 'strict', 'auto' or 'off', got {self.sandbox!r}")
+        check_mode(self.sandbox)
         if self.time_per_100 is not None and not (self.time_per_100 > 0 and math.isfinite(self.time_per_100)):
             raise ValueError(f"time_per_100 must be a finite number of seconds > 0, got {self.time_per_100!r}")
 

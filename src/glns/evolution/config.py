@@ -10,6 +10,7 @@ from typing import Any, Mapping
 from glns.checks import check_seed
 from glns.evolution.budget import Budgets
 from glns.executors import check_workers
+from glns.executors.confinement import check_mode
 from glns.params import SIGMA_AGGRESSIVE, SIGMA_FLAT, SIGMA_PAPER, SolveParams
 from glns.problems import PROBLEM_KINDS
 from glns.sandbox.check_types import CheckConfig
@@ -138,8 +139,7 @@ class EvolutionConfig:
         if self.backend not in ("process", "ray"):
             raise ValueError(f"backend must be 'process' or 'ray', got {self.backend!r} (the serial "
                              "backend would run untrusted code in this process)")
-        if self.sandbox not in ("strict", "auto", "off"):
-            raise ValueError(f"sandbox must be 'strict', 'auto' or 'off', got {self.sandbox!r}")
+        check_mode(self.sandbox)
         if self.sandbox == "strict" and self.backend == "ray":
             raise ValueError("sandbox 'strict' needs the 'process' backend: Ray actors are not confined")
         if self.address is not None and self.backend != "ray":

@@ -37,7 +37,7 @@ from glns.exceptions import GlnsError
 from glns.executors import landlock, seccomp
 
 __all__ = ["Confinement", "SandboxUnavailableError", "MODES", "support", "as_confinement",
-           "apply", "applied", "secret_names", "scrubbed_environment", "SECRET_PATTERN"]
+           "apply", "applied", "secret_names", "check_mode", "SECRET_PATTERN"]
 
 logger = logging.getLogger(__name__)
 
@@ -76,12 +76,18 @@ class Confinement:
     max_open_files: int = 64
 
     def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ValueError(f"sandbox mode must be one of {MODES}, got {self.mode!r}")
+        check_mode(self.mode)
 
     @property
     def active(self) -> bool:
         return self.mode != "off"
+
+
+def check_mode(mode: Any) -> str:
+    """`mode` if it is one of MODES, else ValueError: the one check of every sandbox setting."""
+    if mode not in MODES:
+        raise ValueError(f"sandbox mode must be one of {MODES}, got {mode!r}")
+    return mode
 
 
 def as_confinement(value: Any) -> Confinement | None:
@@ -133,12 +139,6 @@ def secret_names(environ: Mapping[str, str], extra: Iterable[str] = ()) -> list[
     named = {n.strip() for n in environ.get(SCRUB_VARIABLE, "").split(",") if n.strip()}
     named.update(extra)
     return [k for k in environ if k in named or SECRET_PATTERN.search(k)]
-
-
-def scrubbed_environment(extra: Iterable[str] = ()) -> dict[str, str]:
-    """os.environ without its credentials (for starting processes that will run untrusted code)."""
-    drop = set(secret_names(os.environ, extra))
-    return {k: v for k, v in os.environ.items() if k not in drop}
 
 
 def _package_dirs() -> list[str]:

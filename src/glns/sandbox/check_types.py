@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from glns.executors.confinement import check_mode
 from glns.policy import ALLOWED_IMPORTS
 from glns.problems import problem_class
 
@@ -43,8 +44,7 @@ class CheckConfig:
     sandbox: str = "auto"
 
     def __post_init__(self) -> None:
-        if self.sandbox not in ("strict", "auto", "off"):
-            raise ValueError(f"sandbox must be 'strict', 'auto' or 'off', got {self.sandbox!r}")
+        check_mode(self.sandbox)
         if not self.sizes or any(int(n) != n or n < 2 for n in self.sizes):
             raise ValueError(f"sizes must be integers >= 2, got {self.sizes}")
         if self.instances_per_size < 1:

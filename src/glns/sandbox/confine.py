@@ -12,13 +12,10 @@ from __future__ import annotations
 from typing import Any, Iterable
 
 from glns.compiler.cache import cache_dir
-from glns.executors.confinement import MODES, Confinement, as_confinement
+from glns.executors.confinement import Confinement, as_confinement
 from glns.policy import ALLOWED_IMPORTS
 
-__all__ = ["sandbox_confinement", "SANDBOX_MODES", "PRELOAD"]
-
-#: the values of a ``sandbox`` setting: "strict", "auto" or "off"
-SANDBOX_MODES = MODES
+__all__ = ["sandbox_confinement", "PRELOAD"]
 
 #: imported in every confined worker before its first task: the operators' modules and the
 #: task functions of the sandbox
