@@ -40,7 +40,24 @@ def make_problem(kind: str, n: int, seed: int, capacity: int):
     xy = rng.random((n + 1, 2))
     q = rng.integers(1, 10, n + 1)
     q[0] = 0
+    if kind == "vrptw":
+        return make_vrptw_like(xy, q, capacity, rng)
     return (glns.CVRP if kind == "cvrp" else glns.OVRP)(xy, q, capacity)
+
+
+def make_vrptw_like(xy, q, capacity, rng, horizon: float = 4.0, service: float = 0.05,
+                    half_width=(0.1, 0.6)):
+    """A VRPTW on these nodes: windows of random half-widths centred where a customer can be
+    served by a route of its own (so every instance is valid), horizon and service times in
+    the units of the unit square's distances."""
+    n = len(xy)
+    reach = np.sqrt(((xy - xy[0]) ** 2).sum(axis=1))
+    latest = horizon - service - reach
+    centre = reach + rng.random(n) * (latest - reach)
+    half = half_width[0] + rng.random(n) * (half_width[1] - half_width[0])
+    tw = np.column_stack([np.maximum(0.0, centre - half), np.maximum(np.minimum(latest, centre + half), reach)])
+    tw[0] = (0.0, horizon)
+    return glns.VRPTW(xy, q, capacity, tw, service)
 
 
 def native_chain_step(inst, kind: str, sol, step: int, rng, n: int, check=lambda: None) -> None:

@@ -24,8 +24,10 @@ _CORE = Path(__file__).resolve().parents[1] / "src" / "glns" / "_core"
 def test_core_facts_are_the_variant_class_attributes(kind):
     cls = PROBLEM_KINDS[kind]
     problem = make_problem(kind, 12, 3, 30)
-    core = CoreInstance(cls.core_code, problem.distances, problem.demands, problem.capacity)
+    core = CoreInstance(cls.core_code, problem.distances, problem.demands, problem.capacity,
+                        **problem.core_extras())
     assert core.kind == cls.core_code
+    assert core.timed is cls.timed
     assert core.has_depot is cls.has_depot
     assert core.closed_routes is cls.closed_routes
     assert core.capacitated is cls.capacitated

@@ -215,6 +215,8 @@ def test_reference_objectives_fit_the_instances():
     for p, ref in zip(datasets.paper_instances("tsp", 10), datasets.reference_objectives("tsp", 10)):
         assert ref >= 2 * p.distances.max() - 1e-12
     with pytest.raises(ValueError, match="unknown problem"):
+        datasets.reference_objectives("pdptw", 10)
+    with pytest.raises(ValueError, match="the paper's sets have no VRPTW instances"):
         datasets.reference_objectives("vrptw", 10)
 
 
@@ -304,9 +306,9 @@ def test_read_as_ovrp():
     assert type(p) is OVRP and p.capacity == 35 and p.demands[0] == 0
 
 
-@pytest.mark.parametrize("rounding", ["round", "NINT", "ceil", None])
+@pytest.mark.parametrize("rounding", ["round", "NINT", "ceil", ""])
 def test_read_invalid_rounding(rounding):
-    with pytest.raises(ValueError, match="rounding must be 'nint' or 'exact'"):
+    with pytest.raises(ValueError, match=r"rounding must be one of \('nint', 'exact', 'dimacs'\)"):
         datasets.read(HERE / "tsplib/eil51.tsp", rounding=rounding)
 
 
@@ -368,7 +370,9 @@ def test_read_with_the_wrong_problem():
     for kind in ("cvrp", "ovrp"):
         with pytest.raises(ValueError, match=f"eil51.tsp: reading it as {kind.upper()} needs a DEMAND_SECTION"):
             datasets.read(HERE / "tsplib/eil51.tsp", problem=kind)
-    with pytest.raises(ValueError, match="unknown problem 'vrptw'"):
+    with pytest.raises(ValueError, match="unknown problem 'pdptw'"):
+        datasets.read(HERE / "tsplib/eil51.tsp", problem="pdptw")
+    with pytest.raises(ValueError, match="eil51.tsp: reading it as VRPTW needs a DEMAND_SECTION"):
         datasets.read(HERE / "tsplib/eil51.tsp", problem="vrptw")
 
 

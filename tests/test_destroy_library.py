@@ -68,7 +68,7 @@ def test_registry_and_codes_agree():
     for name in LIBRARY:
         assert name in NATIVE_DESTROY and NATIVE_OPERATORS[name].kind == "destroy"
         assert callable(getattr(twins, name))
-    assert NATIVE_OPERATORS["route_removal"].problems == {"cvrp", "ovrp"}
+    assert NATIVE_OPERATORS["route_removal"].problems == {"cvrp", "ovrp", "vrptw"}
 
 
 @pytest.mark.parametrize("name,kind", CASES)
@@ -328,5 +328,5 @@ def test_solve_mixes_library_and_python_twin():
 def test_operator_for_another_problem_kind_is_refused_before_the_run():
     from glns.exceptions import OperatorError
     problem = make_problem("tsp", 12, 0, 30)
-    with pytest.raises(OperatorError, match="'route_removal' does not handle TSP \\(only CVRP, OVRP\\)"):
+    with pytest.raises(OperatorError, match="'route_removal' does not handle TSP \\(only CVRP, OVRP, VRPTW\\)"):
         glns.solve(problem, "route_removal", "greedy_insertion", iterations=5)

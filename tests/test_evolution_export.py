@@ -203,7 +203,7 @@ def test_meta_is_json_data_and_unknown_keys_are_shown(tmp_path, cvrp_members):
 
 @pytest.mark.parametrize("meta, message", [
     ({}, "meta['problem']"),
-    ({"problem": "vrptw"}, "meta['problem']"),
+    ({"problem": "pdptw"}, "meta['problem']"),
     ({"problem": "tsp", "x": float("nan")}, "JSON-able"),
     ({"problem": "tsp", "x": object()}, "JSON-able"),
 ])

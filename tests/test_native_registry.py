@@ -66,7 +66,7 @@ def test_registry_is_the_catalog():
 def test_every_operator_is_documented(name):
     d = NATIVE_OPERATORS[name]
     assert d.doc.strip()
-    assert d.problems and d.problems <= {"tsp", "cvrp", "ovrp"}
+    assert d.problems and d.problems <= {"tsp", "cvrp", "ovrp", "vrptw"}
     assert (d.removes in REMOVES) if d.kind == "destroy" else d.removes is None
     assert len({p.name for p in d.all_params}) == len(d.all_params)
     for p in d.all_params:

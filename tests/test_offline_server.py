@@ -293,7 +293,7 @@ def test_keyword_fallback_without_markers():
     assert markers.detect("a destroy operator for the TSP") == ("tsp", "destroy")
     assert markers.marker_lines("ovrp", "joint") == "Problem: OVRP\nOperator type: destroy and repair"
     with pytest.raises(ValueError):
-        markers.problem_marker("vrptw")
+        markers.problem_marker("pdptw")
 
 
 def test_forced_good_entry(client, server):

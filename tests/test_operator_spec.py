@@ -299,8 +299,8 @@ def test_a_module_of_another_kind_is_refused_by_every_caller(export_path, used_o
 
 def test_export_format_errors(tmp_path):
     bad = tmp_path / "bad.py"
-    bad.write_text("PROBLEM = 'vrptw'\nDESTROY = ['random_removal']\nREPAIR = ['greedy_insertion']\n")
-    with pytest.raises(OperatorError, match=r"PROBLEM is 'vrptw', not one of \['cvrp', 'ovrp', 'tsp'\]"):
+    bad.write_text("PROBLEM = 'pdptw'\nDESTROY = ['random_removal']\nREPAIR = ['greedy_insertion']\n")
+    with pytest.raises(OperatorError, match=r"PROBLEM is 'pdptw', not one of \['cvrp', 'ovrp', 'tsp', 'vrptw'\]"):
         read_export(bad)
     bad.write_text("PROBLEM = 'cvrp'\nDESTROY = ['random_removal', 'nope']\nREPAIR = ['greedy_insertion']\n")
     with pytest.raises(OperatorError, match=r"DESTROY\[1\]: unknown native operator 'nope'"):

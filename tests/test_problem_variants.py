@@ -15,13 +15,13 @@ VARIANTS = sorted(PROBLEM_KINDS)
 
 
 def test_registry_names_every_variant_once():
-    assert VARIANTS == ["cvrp", "ovrp", "tsp"]
-    assert sorted(KIND_CODES.values()) == [0, 1, 2]
+    assert VARIANTS == ["cvrp", "ovrp", "tsp", "vrptw"]
+    assert sorted(KIND_CODES.values()) == [0, 1, 2, 3]
     for kind, cls in PROBLEM_KINDS.items():
         assert cls.kind == kind and cls.label == kind.upper()
         assert problem_class(kind.upper()) is cls
-    with pytest.raises(ValueError, match="unknown problem 'vrptw'; choose from"):
-        problem_class("vrptw")
+    with pytest.raises(ValueError, match="unknown problem 'pdptw'; choose from"):
+        problem_class("pdptw")
 
 
 @pytest.mark.parametrize("kind", VARIANTS)
@@ -41,9 +41,12 @@ def test_routes_round_trip_and_generated_instance(kind):
 @pytest.mark.parametrize("kind", VARIANTS)
 def test_from_parts_rebuilds_the_same_instance(kind):
     p = datasets.generate(kind, 9, 4)
-    q = type(p).from_parts(p.coords, p.distances, p.demands, p.capacity, name="copy")
+    q = type(p).from_parts(p.coords, p.distances, p.demands, p.capacity, name="copy",
+                           **p.extra_parts())
     assert np.array_equal(p.distances, q.distances) and np.array_equal(p.demands, q.demands)
     assert q.capacity == p.capacity and q.name == "copy"
+    for key, value in p.extra_parts().items():
+        assert np.array_equal(value, q.extra_parts()[key]) if value is not None else q.extra_parts()[key] is None
 
 
 def test_variant_facts():

@@ -477,7 +477,7 @@ def test_check_operator_arguments_are_validated(pool):
     with pytest.raises(ValueError, match="kind"):
         check_operator("def f(a, b, c): pass", "mutate", "tsp", pool=pool)
     with pytest.raises(ValueError, match="problem"):
-        check_operator("def f(a, b, c): pass", "destroy", "vrptw", pool=pool)
+        check_operator("def f(a, b, c): pass", "destroy", "pdptw", pool=pool)
     with pytest.raises(ValueError, match="sizes"):
         CheckConfig(sizes=(1,))
 

@@ -158,7 +158,7 @@ def test_solution_format(path, kind, expected):
 
 def test_solution_format_errors():
     with pytest.raises(ValueError, match="unknown problem"):
-        solution_format("a.sol", "vrptw")
+        solution_format("a.sol", "pdptw")
     with pytest.raises(ValueError, match="write the OVRP solution as a .sol file"):
         solution_format("a.tour", "ovrp")
     assert solution_format("a.sol", "tsp", "tour") == "tour"

@@ -181,7 +181,7 @@ def test_probe_cases_come_from_the_bound_problem():
 
 def test_probe_cases_reject_unknown_kinds():
     with pytest.raises(ValueError):
-        probe_problem("vrptw")
+        probe_problem("pdptw")
     with pytest.raises(ValueError):
         probe_cases(probe_problem("tsp"), "local_search")
     with pytest.raises(TypeError):

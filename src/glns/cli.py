@@ -424,8 +424,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--problem", choices=sorted(PROBLEM_KINDS), help="problem type (default cvrp)")
     s.add_argument("--size", type=int, default=100, help="size of the generated instance")
     s.add_argument("--instance-seed", type=int, default=0, help="seed of the generated instance")
-    s.add_argument("--rounding", choices=["nint", "exact"], default="nint",
-                   help="distances of benchmark files: TSPLIB nint (default) or raw floats")
+    s.add_argument("--rounding", choices=["nint", "exact", "dimacs"], default=None,
+                   help="distances of benchmark files: TSPLIB nint (the default for TSPLIB and "
+                        "CVRPLIB files), DIMACS tenths (the default for time-window files) or "
+                        "raw floats")
     s.add_argument("--destroy", nargs="+", default=None, metavar="OP",
                    help="destroy operators: native names, FILE.py:FUNCTION, PACKAGE.MODULE:FUNCTION; "
                         "or one exported operator module FILE.py (from glns evolve; no --repair), "

@@ -25,7 +25,7 @@ from typing import Any, Literal, Mapping
 import numpy as np
 
 from glns.exceptions import InvalidInstanceError
-from glns.problems import CVRP, OVRP, PROBLEM_KINDS, TSP, Problem, euclidean_distances, problem_class
+from glns.problems import CVRP, OVRP, PROBLEM_KINDS, TSP, VRPTW, Problem, euclidean_distances, problem_class
 from glns.solution_files import write_solution
 
 __all__ = [
@@ -44,7 +44,8 @@ __all__ = [
     "best_known",
 ]
 
-PROBLEMS = tuple(PROBLEM_KINDS)
+#: the problems of the paper's synthetic sets (paper_instances, reference_objectives)
+PROBLEMS = ("tsp", "cvrp", "ovrp")
 SPLITS = ("train", "validation", "test")
 PAPER_SEED = 1234
 PAPER_CAPACITY = 50
@@ -71,10 +72,10 @@ PAPER_PLAN: Mapping[str, tuple[tuple[str, tuple[tuple[int, int], ...]], ...]] = 
 })
 
 _DATA = Path(__file__).resolve().parent / "data"
-_CLASSES = {"tsp": TSP, "cvrp": CVRP, "ovrp": OVRP}
+_CLASSES = {"tsp": TSP, "cvrp": CVRP, "ovrp": OVRP, "vrptw": VRPTW}
 _VRPLIB_MISSING = ("reading TSPLIB/CVRPLIB files needs the optional dependency vrplib: "
                    "pip install 'glns[bench]' or pip install vrplib")
-_ROUNDINGS = ("nint", "exact")
+_ROUNDINGS = ("nint", "exact", "dimacs")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -83,6 +84,13 @@ _ROUNDINGS = ("nint", "exact")
 
 def _check_problem(problem: str) -> str:
     return problem_class(problem).kind
+
+
+def _check_paper_problem(problem: str) -> str:
+    kind = _check_problem(problem)
+    if kind not in PROBLEMS:
+        raise ValueError(f"the paper's sets have no {kind.upper()} instances; they have {', '.join(PROBLEMS)}")
+    return kind
 
 
 def _check_size(n: int) -> int:
@@ -132,12 +140,65 @@ def generate_ovrp(n: int, seed: int, capacity: int = PAPER_CAPACITY) -> OVRP:
     return _generate_vrp("ovrp", n, seed, capacity)  # type: ignore[return-value]
 
 
+#: VRPTW layouts of generate_vrptw, after Solomon's classes R (random), C (clustered), RC (mixed)
+VRPTW_LAYOUTS = ("random", "clustered", "mixed")
+#: VRPTW horizons: Solomon's class 1 (short: few customers per route, capacity 200) and class 2
+#: (long: many customers per route, capacity 1000)
+VRPTW_HORIZONS = {"short": (230.0, 200), "long": (1000.0, 1000)}
+#: half-widths of the time windows (uniform in the range), per tightness
+VRPTW_WINDOWS = {"tight": (5.0, 30.0), "wide": (30.0, 120.0)}
+
+
+def generate_vrptw(n: int, seed: int, layout: str = "mixed", horizon: str = "short",
+                   windows: str = "tight") -> VRPTW:
+    """A VRPTW with ``n`` customers in the spirit of Solomon's classes, drawn with
+    ``RandomState(seed)``.
+
+    Customers lie in [0, 100]^2: uniform ("random"), around n/10 centres with a spread of 5
+    ("clustered"), or half each ("mixed"); the depot is at (50, 50). Demands 1..30, service
+    time 10. ``horizon``: "short" (230, capacity 200) or "long" (1000, capacity 1000), as
+    Solomon's classes 1 and 2. Each window is centred uniformly where the customer can be
+    served and returned from, with a half-width drawn from ``VRPTW_WINDOWS[windows]``; so every
+    customer can be served by a route of its own. Travel time is the exact distance.
+    """
+    n = _check_size(n)
+    if layout not in VRPTW_LAYOUTS:
+        raise ValueError(f"layout must be one of {VRPTW_LAYOUTS}, got {layout!r}")
+    if horizon not in VRPTW_HORIZONS or windows not in VRPTW_WINDOWS:
+        raise ValueError(f"horizon must be one of {tuple(VRPTW_HORIZONS)} and windows one of "
+                         f"{tuple(VRPTW_WINDOWS)}, got {horizon!r}, {windows!r}")
+    rs = np.random.RandomState(seed)
+    end, capacity = VRPTW_HORIZONS[horizon]
+    service = 10.0
+    uniform = rs.rand(n, 2) * 100.0
+    centres = rs.rand(max(1, -(-n // 10)), 2) * 80.0 + 10.0
+    around = centres[rs.randint(0, len(centres), size=n)] + rs.normal(0.0, 5.0, size=(n, 2))
+    take = {"random": np.zeros(n, bool), "clustered": np.ones(n, bool),
+            "mixed": np.arange(n) % 2 == 0}[layout]
+    xy = np.clip(np.where(take[:, None], around, uniform), 0.0, 100.0)
+    coords = np.concatenate([[[50.0, 50.0]], xy])
+    demands = np.concatenate([[0], rs.randint(1, 31, size=n)]).astype(np.int64)
+    reach = euclidean_distances(coords)[0, 1:]
+    latest = end - service - reach                   # latest start that still gets back
+    centre = reach + rs.rand(n) * np.maximum(latest - reach, 0.0)
+    lo, hi = VRPTW_WINDOWS[windows]
+    half = lo + rs.rand(n) * (hi - lo)
+    ready = np.maximum(0.0, centre - half)
+    due = np.maximum(np.minimum(latest, centre + half), reach)
+    tw = np.concatenate([[[0.0, end]], np.column_stack([ready, due])])
+    return VRPTW(coords, demands, capacity, tw, service,
+                 name=f"vrptw{n}_{layout}_{horizon}_{windows}_seed{seed}")
+
+
 def generate(problem: str, n: int, seed: int, capacity: int | None = None) -> Problem:
-    """A generated instance of kind `problem` ("tsp", "cvrp", "ovrp"): :func:`generate_tsp`,
-    :func:`generate_cvrp` or :func:`generate_ovrp` (capacity None: the paper's; ignored by TSP)."""
+    """A generated instance of kind `problem` ("tsp", "cvrp", "ovrp", "vrptw"):
+    :func:`generate_tsp`, :func:`generate_cvrp`, :func:`generate_ovrp` (capacity None: the
+    paper's; ignored by TSP) or :func:`generate_vrptw` with its defaults (capacity ignored)."""
     kind = _check_problem(problem)
     if kind == "tsp":
         return generate_tsp(n, seed)
+    if kind == "vrptw":
+        return generate_vrptw(n, seed)
     return _generate_vrp(kind, n, seed, PAPER_CAPACITY if capacity is None else capacity)
 
 
@@ -179,7 +240,7 @@ def _check_split(split: str) -> str:
 def _paper_set(problem: str, n: int, split: str) -> tuple[np.ndarray, np.ndarray | None]:
     """The read-only ``(coords, demands)`` arrays of one paper set (demands None for TSP);
     ValueError for an unknown problem or split or a size the split does not have."""
-    kind, split, n = _check_problem(problem), _check_split(split), operator.index(n)
+    kind, split, n = _check_paper_problem(problem), _check_split(split), operator.index(n)
     sets = _paper_arrays(kind)
     if (split, n) not in sets:
         sizes = ", ".join(str(m) for s, m in sets if s == split)
@@ -207,7 +268,7 @@ def paper_instances(problem: str, n: int, split: str = "test") -> list[Problem]:
 
     Raises ValueError for an unknown problem or split, or a size the split does not have.
     """
-    kind, split, n = _check_problem(problem), _check_split(split), operator.index(n)
+    kind, split, n = _check_paper_problem(problem), _check_split(split), operator.index(n)
     coords, demands = _paper_set(kind, n, split)
     name = f"{kind}_{split}{n}"
     if demands is None:
@@ -230,7 +291,7 @@ def reference_objectives(problem: str, n: int) -> np.ndarray | None:
     :func:`paper_instances`. The values ship with the package
     (``glns/data/reference_objectives.json``). Returns None for a size without references.
     """
-    entry = _table("reference_objectives.json").get(_check_problem(problem), {}).get(str(operator.index(n)))
+    entry = _table("reference_objectives.json").get(_check_paper_problem(problem), {}).get(str(operator.index(n)))
     return None if entry is None else np.array(entry["ref_obj"], dtype=np.float64)
 
 
@@ -299,10 +360,27 @@ def _vrplib():
     return vrplib
 
 
+def _is_solomon(path: Path) -> bool:
+    """A Solomon-format file (the Solomon and Gehring-Homberger sets): a name line, then
+    VEHICLE and CUSTOMER blocks, no ``KEY : value`` header."""
+    try:
+        with open(path) as f:
+            head = [f.readline() for _ in range(6)]
+    except (OSError, UnicodeDecodeError):
+        return False
+    return any(line.strip().upper() == "VEHICLE" for line in head) and not any(":" in line for line in head)
+
+
 def _parse(path: Path) -> dict[str, Any]:
     """vrplib's parse of an instance file; a malformed file is one ValueError naming it."""
     vrplib = _vrplib()
     try:
+        if path.is_file() and _is_solomon(path):
+            inst = vrplib.read_instance(path, instance_format="solomon", compute_edge_weights=False)
+            inst.setdefault("edge_weight_type", "EUC_2D")
+            inst.setdefault("type", "VRPTW")
+            inst.setdefault("dimension", len(inst["node_coord"]))
+            return inst
         return vrplib.read_instance(path, compute_edge_weights=False)
     except OSError:
         raise  # missing file, a folder, no permission: the message names the path already
@@ -338,22 +416,33 @@ def _geometry(inst: dict[str, Any], path: Path, rounding: str) -> tuple[np.ndarr
     return coords, None
 
 
-def read(path: str | os.PathLike, rounding: Literal["nint", "exact"] = "nint",
+def read(path: str | os.PathLike, rounding: Literal["nint", "exact", "dimacs"] | None = None,
          problem: str | None = None) -> Problem:
-    """Read a TSPLIB ``.tsp`` or CVRPLIB ``.vrp`` file (needs the optional ``vrplib``).
+    """Read a TSPLIB ``.tsp``, CVRPLIB ``.vrp``, VRPLIB VRPTW or Solomon ``.txt`` file (needs
+    the optional ``vrplib``).
 
     Parameters
     ----------
     path
         The instance file.
     rounding
-        ``"nint"`` (default): the library convention, so costs compare to the published
-        best-known values: ``nint(d) = floor(d + 0.5)`` per edge for ``EUC_2D`` (computed on
-        demand), ``ceil(d)`` for ``CEIL_2D`` (a dense matrix). ``"exact"``: the unrounded
-        Euclidean distances. ``EXPLICIT`` matrices are used as given either way.
+        ``"nint"`` (the default for TSPLIB and CVRPLIB files): the library convention, so
+        costs compare to the published best-known values: ``nint(d) = floor(d + 0.5)`` per
+        edge for ``EUC_2D`` (computed on demand), ``ceil(d)`` for ``CEIL_2D`` (a dense
+        matrix). ``"dimacs"`` (the default for time-window files): distances and travel times
+        truncated to one decimal, as the DIMACS challenge, the Gehring-Homberger best-known
+        values and PyVRP use. ``"exact"``: the unrounded Euclidean distances. ``EXPLICIT``
+        matrices are used as given either way.
     problem
-        ``"tsp"``, ``"cvrp"`` or ``"ovrp"``; by default TSP for ``TYPE: TSP``/``ATSP`` and
-        CVRP for ``TYPE: CVRP``. Use ``"ovrp"`` to read a CVRPLIB file as an open VRP.
+        ``"tsp"``, ``"cvrp"``, ``"ovrp"`` or ``"vrptw"``; by default TSP for ``TYPE:
+        TSP``/``ATSP``, CVRP for ``TYPE: CVRP`` and VRPTW for ``TYPE: VRPTW`` and Solomon-format
+        files. Use ``"ovrp"`` to read a CVRPLIB file as an open VRP, ``"cvrp"`` to read a
+        time-window file without its windows.
+
+    A VRPTW file gives ``VEHICLES`` (the fleet), ``TIME_WINDOW_SECTION`` and ``SERVICE_TIME``
+    (one for every customer) or ``SERVICE_TIME_SECTION``; a Solomon file (as published for the
+    Solomon and Gehring-Homberger sets) has the same data in its columns. The depot's window is
+    the planning horizon; its service time is 0.
 
     Node ``k`` of the instance is node ``k + 1`` of the file, so the depot (file node 1, the
     only depot allowed) is node 0. Every error names the file: OSError when it cannot be
@@ -362,11 +451,13 @@ def read(path: str | os.PathLike, rounding: Literal["nint", "exact"] = "nint",
     a TSP file read as a VRP; InvalidInstanceError (a ValueError) for invalid data; and
     ImportError if vrplib is not installed.
     """
-    if rounding not in _ROUNDINGS:
-        raise ValueError(f"rounding must be 'nint' or 'exact', got {rounding!r}")
+    if rounding is not None and rounding not in _ROUNDINGS:
+        raise ValueError(f"rounding must be one of {_ROUNDINGS}, got {rounding!r}")
     path = Path(path)
     inst = _parse(path)
     kind = _check_problem(problem) if problem is not None else _kind_from_type(inst, path)
+    if rounding is None:
+        rounding = "dimacs" if "time_window" in inst else "nint"
     coords, dist = _geometry(inst, path, rounding)
     size = (dist if dist is not None else coords).shape[0]
     if inst.get("dimension") is not None and inst["dimension"] != size:
@@ -386,10 +477,30 @@ def read(path: str | os.PathLike, rounding: Literal["nint", "exact"] = "nint",
         depots = np.asarray(inst.get("depot", [0])).ravel()
         if depots.tolist() != [0]:
             raise ValueError(f"{path.name}: the depot must be node 1 (only), got {(depots + 1).tolist()}")
+        if kind == "vrptw":
+            return _vrptw(inst, path, coords, dist, name, rounding)
         return _CLASSES[kind](coords, inst["demand"], inst["capacity"], distances=dist, name=name,
                               rounding=rounding)
     except InvalidInstanceError as exc:
         raise InvalidInstanceError(f"{path.name}: {exc}") from None
+
+
+def _vrptw(inst: dict[str, Any], path: Path, coords: Any, dist: Any, name: str,
+           rounding: str) -> VRPTW:
+    """The VRPTW of a parsed file (time windows, service times, the fleet)."""
+    if "time_window" not in inst:
+        raise ValueError(f"{path.name}: reading it as VRPTW needs a TIME_WINDOW_SECTION")
+    n = (dist if dist is not None else coords).shape[0]
+    service = np.asarray(inst.get("service_time", 0.0), dtype=np.float64)
+    if service.ndim == 0:       # one SERVICE_TIME for every customer
+        service = np.full(n, float(service))
+    service = np.array(service, dtype=np.float64)
+    if service.shape == (n,):
+        service[0] = 0.0        # the depot serves nobody (VRPLIB files may list it)
+    vehicles = inst.get("vehicles")
+    return VRPTW(coords, inst["demand"], inst["capacity"], inst["time_window"], service,
+                 vehicles=None if vehicles is None else int(vehicles), distances=dist, name=name,
+                 rounding=rounding)
 
 
 def _kind_from_type(inst: dict[str, Any], path: Path) -> str:
@@ -398,9 +509,11 @@ def _kind_from_type(inst: dict[str, Any], path: Path) -> str:
         return "tsp"
     if ftype == "CVRP":
         return "cvrp"
+    if ftype == "VRPTW" or (ftype == "" and "time_window" in inst):
+        return "vrptw"
     if ftype == "":
         return "cvrp" if "demand" in inst else "tsp"
-    raise ValueError(f"{path.name}: unsupported TYPE {ftype!r}; glns reads TSP, ATSP and CVRP files")
+    raise ValueError(f"{path.name}: unsupported TYPE {ftype!r}; glns reads TSP, ATSP, CVRP and VRPTW files")
 
 
 def read_solution(path: str | os.PathLike) -> tuple[list[int] | list[list[int]], float | None]:
@@ -414,12 +527,28 @@ def read_solution(path: str | os.PathLike) -> tuple[list[int] | list[list[int]],
     """
     path = Path(path)
     vrplib = _vrplib()
-    text = path.read_text()
+    text = path.read_text(errors="replace")   # (some published .sol headers are Latin-1)
     if "TOUR_SECTION" in text:
         return _read_tour(vrplib, path, text), None
-    sol = vrplib.read_solution(path)
+    try:
+        sol = vrplib.read_solution(path)
+    except UnicodeDecodeError:
+        sol = _routes_of_text(text)
     cost = sol.get("cost")
     return [[int(c) for c in route] for route in sol["routes"]], None if cost is None else float(cost)
+
+
+def _routes_of_text(text: str) -> dict[str, Any]:
+    """The routes and cost of a ``.sol`` text, as vrplib reads them: ``Route #k: c1 c2 ...``
+    lines (or ``Route k : ...``) and a ``Cost`` line."""
+    routes, cost = [], None
+    for line in text.splitlines():
+        head, _, rest = line.partition(":")
+        if head.strip().lower().startswith("route"):
+            routes.append([int(tok) for tok in rest.split()])
+        elif head.strip().lower().startswith("cost") and rest.strip():
+            cost = float(rest.split()[0])
+    return {"routes": routes, "cost": cost}
 
 
 def _read_tour(vrplib, path: Path, text: str) -> list[int]:

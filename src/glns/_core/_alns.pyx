@@ -34,6 +34,7 @@ from glns._core._solution cimport (
 from glns._core._operator cimport NativeOp, NativeOperator, run_destroy, run_repair
 from glns._core._repair cimport blink_insertion, ORDER_RANDOM
 from glns._core._kind cimport is_tour
+from glns._core._windows cimport win_route_ok
 from glns._core._settings cimport RunSettings, FixedSchedule, AutoSchedule
 from glns._core._result cimport OperatorRecord, RunResult
 
@@ -206,6 +207,42 @@ cdef object _python_repair(_OpTable ops, int r, Sol *cand, const Inst *inst,
 
 
 
+cdef int _insertion_start(Sol *s, const Inst *c, uint64_t *rng) except -1 nogil:
+    """The initial solution of a timed instance: every customer, in a random order, at its
+    cheapest position that keeps the windows (blink insertion without blinks: the reference
+    construction), since a random permutation cut into routes would break them."""
+    cdef int m = c.n - c.first, i
+    cdef int *nodes = <int *> malloc(max(m, 1) * sizeof(int))
+    if nodes == NULL:
+        with gil:
+            raise MemoryError()
+    try:
+        for i in range(m):
+            nodes[i] = c.first + i
+        sol_clear(s, c)
+        blink_insertion(s, c, nodes, m, ORDER_RANDOM, 0.0, 0, rng)
+        s.cost = sol_cost(s, c)
+    finally:
+        free(nodes)
+    return 0
+
+
+cdef int _window_fault(const Sol *s, const Inst *c) noexcept nogil:
+    """Whether a native repair's output breaks the fleet (1) or a time window (2), or 0: a check of
+    the routes it wrote (Sol.changed_list), O(their nodes). The repairs and the local search
+    keep the windows by construction; this guards the one gap, a destroy whose removals break
+    them (a route that skips a customer can arrive later when travel times are rounded down
+    and the customer takes no service time)."""
+    cdef int i, r
+    if c.fleet > 0 and s.n_routes > c.fleet:
+        return 1
+    for i in range(s.n_changed):
+        r = s.changed_list[i]
+        if s.length[r] > 0 and not win_route_ok(s, c, r):
+            return 2
+    return 0
+
+
 cdef inline int _back_to_best(Sol *cur, Sol *cand, const Sol *best, const Inst *c) except -1 nogil:
     """A restart or a new epoch: the current solution (and its twin, the candidate) become the
     best one."""
@@ -322,7 +359,13 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
     cdef int64_t epoch_len = 0, epoch_end = 0
     # Initial solution (docs/method.md), or a warm start given by the caller.
     cdef int unused = 0
-    if initial is None:
+    if initial is None and c.timed:
+        _insertion_start(&run.cur, c, &rng)
+        if c.fleet > 0 and run.cur.n_routes > c.fleet:
+            raise InfeasibleSolutionError(
+                f"the start built by insertion needs {run.cur.n_routes} routes, more than the "
+                f"fleet of {c.fleet} vehicles: give an initial_solution within the fleet")
+    elif initial is None:
         sol_random_init(&run.cur, c, &rng)
     else:
         err = sol_load(&run.cur, c, initial, True, None, run.scratch, &unused)
@@ -447,6 +490,13 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
                     t_op = now()
                     run_repair(&R.native[r], &run.cand, c, run.removed, n_removed, &rng, deadline)
                     R.seconds[r] += now() - t_op
+                    if c.timed and _window_fault(&run.cand, c):
+                        ok = False
+                        R.failures[r] += 1
+                        with gil:
+                            R.last_error[r] = ("more routes than the fleet has vehicles"
+                                               if _window_fault(&run.cand, c) == 1
+                                               else "a route breaks a time window")
                 else:
                     with gil:
                         err = _python_repair(R, r, &run.cand, c, run.removed, n_removed, &rng,

@@ -18,31 +18,34 @@ from libc.stdlib cimport malloc, realloc, free, qsort
 
 from glns._core._keyed cimport Keyed, keyed_cmp, keyed_before
 
+from glns._core._distance cimport round_distance
+
 cdef double MARGIN = 1e-9    # relative slack on R: never trusts the last bits of a border
 
 
-cdef inline double key_of(const double *xy, int a, int b, bint nint) noexcept nogil:
-    # the same expression as _distance.dist (no Inst exists yet when lists are built)
+cdef inline double key_of(const double *xy, int a, int b, int nint) noexcept nogil:
+    # the same expression as _distance.dist (no Inst exists yet when lists are built); nint is
+    # the rounding (_distance.ROUND_*: 0 exact, 1 nint, 2 tenths)
     cdef double dx = xy[2 * a] - xy[2 * b]
     cdef double dy = xy[2 * a + 1] - xy[2 * b + 1]
     cdef double d = sqrt(dx * dx + dy * dy)
-    return floor(d + 0.5) if nint else d
+    return round_distance(d, nint)
 
 
-cdef inline double rounded(double d, bint nint) noexcept nogil:
-    return floor(d + 0.5) if nint else d
+cdef inline double rounded(double d, int nint) noexcept nogil:
+    return round_distance(d, nint)
 
 
 ctypedef struct Grid:
     const double *xy
-    bint nint
+    int nint
     double xmin, ymin, h, slack
     int gx, gy
     int *start          # points of cell c: items[start[c]:start[c + 1]], ascending ids
     int *items
 
 
-cdef int _grid_build(Grid *g, const double *xy, int n, int first, bint nint) except -1:
+cdef int _grid_build(Grid *g, const double *xy, int n, int first, int nint) except -1:
     """Bucket the routable points (ids >= first, at least one) into about two per cell."""
     cdef int m = n - first
     cdef double xmin = xy[2 * first], xmax = xmin, ymin = xy[2 * first + 1], ymax = ymin
@@ -207,7 +210,7 @@ cdef void _select(Keyed *a, int count, int k) noexcept nogil:
             hi = i - 1
 
 
-def coordinate_neighbours(coords, int first, int max_neighbours, bint nint) -> np.ndarray:
+def coordinate_neighbours(coords, int first, int max_neighbours, int nint) -> np.ndarray:
     """For every node, the routable nodes (ids >= first) other than itself, nearest first
     (ties by node id), at most `max_neighbours` of them: the same (n, K) int32 table as
     ``glns.neighbours.nearest_neighbours`` on the matrix of on-demand distances."""
@@ -283,7 +286,7 @@ cdef inline void _offer(Keyed *best, int *count, int size, Keyed x) noexcept nog
 
 
 def quadrant_candidates(coords, nearest, int first, int columns, int per_quadrant, double reach,
-                        bint nint) -> np.ndarray:
+                        int nint) -> np.ndarray:
     """Candidate lists with neighbours on every side: the same (n, C) int32 table as
     ``glns.neighbours.quadrant_candidates`` (see there), from the nearest-neighbour table.
 

@@ -10,6 +10,10 @@ cdef class CoreInstance:
     cdef readonly object neighbours  # int32 (n, n_neigh): nearest routable nodes per node
     cdef readonly object near        # int32 (n, n_near): its first columns (Inst.near)
     cdef readonly object near_distances  # float64 (n, n_near): dist(v, near[v, c]) (Inst.near_d)
+    cdef readonly object ready       # float64 (n,): time windows and service times (timed only)
+    cdef readonly object due
+    cdef readonly object service
+    cdef readonly object durations   # float64 (n, n) travel times, or None: travel time = distance
     cdef readonly int kind
     cdef readonly int n
     cdef readonly int n_customers  # nodes that must be routed

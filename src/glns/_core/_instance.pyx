@@ -3,12 +3,14 @@ import numpy as np
 from libc.stdint cimport int64_t
 from glns._core._kind cimport kind_init
 from glns._core._types cimport Inst, NEAR_COLUMNS
-from glns._core._distance cimport dist
+from glns._core._distance cimport dist, ROUND_EXACT, ROUND_NINT, ROUND_TENTHS
 from glns._core._grid import coordinate_neighbours, quadrant_candidates
 
 from glns.neighbours import MAX_NEIGHBOURS, nearest_neighbours
 
 QUADRANT_PICKS = 5      # per quadrant, of NEAR_COLUMNS candidates
+#: the core's code (_distance.ROUND_*) of each rounding of glns.problems.base.ROUNDINGS
+_ROUNDING_CODES = {"exact": ROUND_EXACT, "nint": ROUND_NINT, "dimacs": ROUND_TENTHS}
 
 
 cdef void _store_near_distances(const Inst *inst, double *out) noexcept nogil:
@@ -27,19 +29,24 @@ cdef class CoreInstance:
 
     def __init__(self, int kind, distances=None, demands=None, capacity=0,
                  int max_neighbours=MAX_NEIGHBOURS, *, coords=None, rounding="exact",
-                 bint quadrant=False):
+                 bint quadrant=False, windows=None, service=None, durations=None,
+                 int fleet=0):
         """Either `distances` (a dense matrix) or `coords` with `rounding` ("exact" or "nint":
         distances computed on demand, memory O(n * max_neighbours)).
 
         quadrant (with coords only): the candidate table `near` holds neighbours in every
         quadrant (glns.neighbours.quadrant_candidates, QUADRANT_PICKS per quadrant) instead of
-        the NEAR_COLUMNS nearest; the local search and granular insertion read it."""
+        the NEAR_COLUMNS nearest; the local search and granular insertion read it.
+
+        A timed kind (VRPTW) takes windows ((n, 2) ready and due times), service ((n,)
+        durations), optionally durations ((n, n) travel times; default: the distances) and
+        fleet (most routes; 0: unlimited)."""
         if kind_init(&self.c, kind) < 0:
             raise ValueError(f"unknown problem kind {kind}")
         if (distances is None) == (coords is None):
             raise ValueError("give exactly one of distances and coords")
-        if rounding not in ("exact", "nint"):
-            raise ValueError(f"rounding must be 'exact' or 'nint', got {rounding!r}")
+        if rounding not in _ROUNDING_CODES:
+            raise ValueError(f"rounding must be one of {sorted(_ROUNDING_CODES)}, got {rounding!r}")
         first = self.c.first
         cdef const double[:, ::1] dv
         cdef const double[:, ::1] xv
@@ -58,14 +65,15 @@ cdef class CoreInstance:
                 raise ValueError(f"coords must have shape (n, 2), got {xy.shape}")
             xy.flags.writeable = False
             n = xy.shape[0]
-            neigh = coordinate_neighbours(xy, first, max_neighbours, rounding == "nint")
+            neigh = coordinate_neighbours(xy, first, max_neighbours, _ROUNDING_CODES[rounding])
             self.symmetric = True
             xv = xy
             self.c.dist = NULL
             self.c.xy = &xv[0, 0]
             self.coords = xy
             dist = None
-        self.c.nint = rounding == "nint"
+        self.c.rounding = _ROUNDING_CODES[rounding]
+        self._set_windows(n, windows, service, durations, fleet)
         if demands is None:
             demand = np.zeros(n, dtype=np.int64)
         else:
@@ -94,7 +102,7 @@ cdef class CoreInstance:
         if quadrant and coords is not None:
             # candidates on every side (glns.neighbours.quadrant_candidates)
             near = quadrant_candidates(xy, neigh, first, NEAR_COLUMNS, QUADRANT_PICKS, np.inf,
-                                       rounding == "nint")
+                                       _ROUNDING_CODES[rounding])
         else:
             near = np.ascontiguousarray(neigh[:, :NEAR_COLUMNS])
         near.flags.writeable = False
@@ -110,6 +118,46 @@ cdef class CoreInstance:
         near_d.flags.writeable = False
         self.near_distances = near_d
         self.c.near_d = &ndv[0, 0] if near_d.size else NULL
+
+    def _set_windows(self, int n, windows, service, durations, int fleet):
+        """The time data of a timed kind (Inst.ready, due, service, dur, fleet)."""
+        cdef const double[::1] rv, dv, sv
+        cdef const double[:, ::1] tv
+        self.c.ready = self.c.due = self.c.service = self.c.dur = NULL
+        self.c.time_eps = 0.0
+        self.c.fleet = max(fleet, 0)
+        if not self.c.timed:
+            return
+        if windows is None or service is None:
+            raise ValueError("a timed problem needs windows and service times")
+        w = np.array(windows, dtype=np.float64, order="C", copy=True).reshape(n, 2)
+        ready = np.ascontiguousarray(w[:, 0])
+        due = np.ascontiguousarray(w[:, 1])
+        serve = np.array(service, dtype=np.float64, copy=True).reshape(n)
+        for a in (ready, due, serve):
+            a.flags.writeable = False
+        self.ready, self.due, self.service = ready, due, serve
+        rv, dv, sv = ready, due, serve
+        self.c.ready, self.c.due, self.c.service = &rv[0], &dv[0], &sv[0]
+        if durations is not None:
+            dur = np.array(durations, dtype=np.float64, order="C", copy=True).reshape(n, n)
+            dur.flags.writeable = False
+            self.durations = dur
+            tv = dur
+            self.c.dur = &tv[0, 0]
+        # float sums of decimal times (e.g. DIMACS tenths) err by far less than this
+        horizon = float(np.abs(np.concatenate([ready, due])).max(initial=1.0))
+        self.c.time_eps = 1e-9 * max(horizon, 1.0)
+
+    @property
+    def timed(self) -> bool:
+        """Routes keep time windows."""
+        return self.c.timed
+
+    @property
+    def fleet(self) -> int:
+        """Most routes a solution may have (0: unlimited)."""
+        return self.c.fleet
 
     @property
     def on_demand(self) -> bool:

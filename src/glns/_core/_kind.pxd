@@ -12,25 +12,28 @@
 # Header only (no .pyx): every hook is `inline noexcept nogil` on a `const Inst *`, so hot
 # loops compile to a field read, never a call through a pointer.
 from libc.stdint cimport int64_t, INT64_MAX
-from glns._core._types cimport Inst, KIND_TSP, KIND_CVRP, KIND_OVRP
+from glns._core._types cimport Inst, KIND_TSP, KIND_CVRP, KIND_OVRP, KIND_VRPTW
 from glns._core._distance cimport dist
 
 
 cdef inline int kind_init(Inst *inst, int kind) noexcept nogil:
     """Set inst.kind and the facts that follow from it; -1 (nothing set) for an unknown kind."""
-    cdef bint has_depot, closed_routes, capacitated
+    cdef bint has_depot, closed_routes, capacitated, timed = False
     if kind == KIND_TSP:
         has_depot, closed_routes, capacitated = False, True, False
     elif kind == KIND_CVRP:
         has_depot, closed_routes, capacitated = True, True, True
     elif kind == KIND_OVRP:
         has_depot, closed_routes, capacitated = True, False, True
+    elif kind == KIND_VRPTW:
+        has_depot, closed_routes, capacitated, timed = True, True, True, True
     else:
         return -1
     inst.kind = kind
     inst.has_depot = has_depot
     inst.closed_routes = closed_routes
     inst.capacitated = capacitated
+    inst.timed = timed
     inst.first = 1 if has_depot else 0
     return 0
 

@@ -50,6 +50,7 @@ from glns._core._solution cimport (Solution, sol_remove, sol_insert, sol_new_rou
                                    END)
 from glns._core._instance cimport CoreInstance
 from glns._core._clock cimport now
+from glns._core._windows cimport win_join, win_between, win_sequence_ok, WIN_END
 
 # A move must improve by more than this fraction of the starting cost (rounding guard).
 cdef double LS_REL_EPS = 1e-12
@@ -481,6 +482,50 @@ cdef void _reverse(Work *w, int r, int lo, int hi) noexcept nogil:
     _fix_pre(w, r)
 
 
+# -- time windows: a move that improves is taken only if it keeps every window. Moves between
+# routes are checked in O(1) from the routes' forward/backward times (_windows.pxd); moves
+# inside one route (relocate, reversal) change the times of everything between their ends and
+# are checked from scratch, O(route). (END and WIN_END are the same value, -1.)
+
+cdef bint _reverse_in_time(Work *w, int r, int lo, int hi) noexcept nogil:
+    """Route r with positions lo..hi reversed keeps every time window."""
+    cdef const int *row = &w.s.nodes[r * w.s.stride]
+    cdef int i, L = w.s.length[r]
+    for i in range(L):
+        w.tmp[i] = row[lo + hi - i] if lo <= i <= hi else row[i]
+    return win_sequence_ok(w.inst, w.tmp, L)
+
+
+cdef bint _relocate_in_time(Work *w, int v, int u, bint after) noexcept nogil:
+    """Moving customer v next to customer u (after it, or before) keeps every time window."""
+    cdef Sol *s = w.s
+    cdef int rv = s.route_of[v], ru = s.route_of[u]
+    cdef const int *row = &s.nodes[ru * s.stride]
+    cdef int i, x, m = 0, j = sol_pos(s, u), L = s.length[ru]
+    cdef int pu = row[j - 1] if j > 0 else 0
+    cdef int nu = row[j + 1] if j < L - 1 else WIN_END
+    if rv != ru:
+        i = sol_pos(s, v)
+        row = &s.nodes[rv * s.stride]
+        if not win_join(s, w.inst, row[i - 1] if i > 0 else 0,
+                        row[i + 1] if i < s.length[rv] - 1 else WIN_END):
+            return False
+        return win_between(s, w.inst, u, v, nu) if after else win_between(s, w.inst, pu, v, u)
+    for i in range(L):
+        x = row[i]
+        if x == v:
+            continue
+        if x == u and not after:
+            w.tmp[m] = v
+            m += 1
+        w.tmp[m] = x
+        m += 1
+        if x == u and after:
+            w.tmp[m] = v
+            m += 1
+    return win_sequence_ok(w.inst, w.tmp, m)
+
+
 cdef int _try_reverse(Work *w, int r, int lo, int hi) noexcept nogil:
     """Reverse positions lo..hi of route r if that improves; 1 if it did."""
     cdef Sol *s = w.s
@@ -491,7 +536,7 @@ cdef int _try_reverse(Work *w, int r, int lo, int hi) noexcept nogil:
     cdef int b = row[hi + 1] if hi < L - 1 else END
     cdef int x = row[lo], y = row[hi]
     cdef double delta = arc(inst, a, y) + arc(inst, x, b) - arc(inst, a, x) - arc(inst, y, b)
-    if delta < -w.eps:
+    if delta < -w.eps and (not inst.timed or _reverse_in_time(w, r, lo, hi)):
         _reverse(w, r, lo, hi)
         _push(w, a); _push(w, x); _push(w, y); _push(w, b)
         return 1
@@ -579,6 +624,7 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
     cdef const Inst *inst = w.inst
     cdef int64_t cap = load_limit(inst)
     cdef bint sym = inst.symmetric
+    cdef bint timed = inst.timed
     cdef int rv = s.route_of[v]
     cdef int i = sol_pos(s, v)
     cdef int Lv = s.length[rv]
@@ -603,14 +649,14 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
             # relocate v after u (not where it is already)
             if u != pv:
                 delta = rem + (arc(inst, u, v) + arc(inst, v, nu) - arc(inst, u, nu))
-                if delta < -w.eps:
+                if delta < -w.eps and (not timed or _relocate_in_time(w, v, u, True)):
                     _relocate(w, v, u, True)
                     _push(w, v); _push(w, pv); _push(w, nv); _push(w, u); _push(w, nu)
                     return 1
             # relocate v before u
             if u != nv:
                 delta = rem + (arc(inst, pu, v) + arc(inst, v, u) - arc(inst, pu, u))
-                if delta < -w.eps:
+                if delta < -w.eps and (not timed or _relocate_in_time(w, v, u, False)):
                     _relocate(w, v, u, False)
                     _push(w, v); _push(w, pv); _push(w, nv); _push(w, pu); _push(w, u)
                     return 1
@@ -640,7 +686,8 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
         if s.load[rv] - qv + qu <= cap and s.load[ru] - qu + qv <= cap:
             delta = ((arc(inst, pv, u) + arc(inst, u, nv) - arc(inst, pv, v) - arc(inst, v, nv))
                      + (arc(inst, pu, v) + arc(inst, v, nu) - arc(inst, pu, u) - arc(inst, u, nu)))
-            if delta < -w.eps:
+            if delta < -w.eps and (not timed or (win_between(s, inst, pv, u, nv)
+                                                 and win_between(s, inst, pu, v, nu))):
                 _swap(w, v, u)
                 _push(w, v); _push(w, u); _push(w, pv); _push(w, nv); _push(w, pu); _push(w, nu)
                 return 1
@@ -653,7 +700,8 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
             # an emptied route (depot straight to END) costs nothing
             tail = 0.0 if (pu == 0 and nv == END) else arc(inst, pu, nv)
             delta = arc(inst, v, u) + tail - arc(inst, v, nv) - arc(inst, pu, u)
-            if delta < -w.eps:
+            if delta < -w.eps and (not timed or (win_join(s, inst, v, u)
+                                                 and win_join(s, inst, pu, nv))):
                 _exchange_tails(w, rv, i + 1, ru, j)
                 _push(w, v); _push(w, nv); _push(w, u); _push(w, pu)
                 return 1
@@ -663,14 +711,15 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
                 and head_v + (s.load[ru] - w.pre[u]) <= cap):
             tail = 0.0 if (pv == 0 and nu == END) else arc(inst, pv, nu)
             delta = arc(inst, u, v) + tail - arc(inst, pv, v) - arc(inst, u, nu)
-            if delta < -w.eps:
+            if delta < -w.eps and (not timed or (win_join(s, inst, u, v)
+                                                 and win_join(s, inst, pv, nu))):
                 _exchange_tails(w, ru, j + 1, rv, i)
                 _push(w, v); _push(w, pv); _push(w, u); _push(w, nu)
                 return 1
     # v alone in a new route (vehicles are unlimited; can pay in an OVRP)
-    if Lv > 1:
+    if Lv > 1 and (inst.fleet <= 0 or s.n_routes < inst.fleet):
         delta = rem + new_route_cost(inst, v)
-        if delta < -w.eps:
+        if delta < -w.eps and (not timed or win_join(s, inst, pv, nv)):
             sol_remove(s, inst, v)
             r = sol_new_route(s)
             _pre_room(w, r)

@@ -24,7 +24,7 @@ from glns._core._operator import Param, declare_destroy, declare_repair
 from glns.exceptions import OperatorError
 
 cdef list _catalog = []
-VRP = frozenset({"cvrp", "ovrp"})
+VRP = frozenset({"cvrp", "ovrp", "vrptw"})
 
 
 # --- destroy operators ------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 from glns.exceptions import OperatorError
 
-PROBLEMS = frozenset({"tsp", "cvrp", "ovrp"})
+PROBLEMS = frozenset({"tsp", "cvrp", "ovrp", "vrptw"})
 #: what a destroy operator promises about how many nodes it removes, for k in [1, m] (m: the
 #: routable nodes): "k" exactly k; "at most k"; "at least k"; "about k" between 1 and m.
 REMOVES = ("k", "at most k", "at least k", "about k")

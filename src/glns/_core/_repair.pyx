@@ -15,6 +15,13 @@ from glns._core._solution cimport (sol_insert, sol_new_route, insertion_delta, n
                                    sol_to_py, sol_pos, sol_slot_end, Solution, arc, END)
 from glns._core._instance cimport CoreInstance
 from glns._core._keyed cimport Keyed, keyed_cmp
+from glns._core._windows cimport win_insert_ok
+
+
+cdef inline bint _in_time(const Sol *s, const Inst *inst, int v, int r, int pos) noexcept nogil:
+    """Node v at index pos of route r keeps every time window (always without windows). The
+    repairs price a position first and check it only when it would be kept: O(1) either way."""
+    return not inst.timed or win_insert_ok(s, inst, v, r, pos)
 
 
 cdef inline bint _blinks(double rate, uint64_t *rng) noexcept nogil:
@@ -58,7 +65,7 @@ cdef void _route_scan(const Sol *s, const Inst *inst, int v, int r, double rate,
             if not inst.symmetric:
                 av = dist(inst, a, v)
             delta = av + vb - arc(inst, a, b)
-            if delta < c[0]:
+            if delta < c[0] and _in_time(s, inst, v, r, pos):
                 c[0] = delta
                 p[0] = pos
         av = vb                                 # d(v, b) is d(b, v) when symmetric
@@ -262,11 +269,17 @@ cdef void _scan_routes(const Sol *s, const Inst *inst, int v, double rate, uint6
         rng[0] = rng_after(rng[0], <uint64_t> draws)
 
 
+cdef inline bint _vehicle_left(const Sol *s, const Inst *inst) noexcept nogil:
+    """Another route may be opened within the fleet (always when the fleet is unlimited)."""
+    return inst.fleet <= 0 or s.n_routes < inst.fleet
+
+
 cdef int _place(Sol *s, const Inst *inst, int v, Best *best, Scan *sc) except -1 nogil:
-    """Insert v at `best`, or in a new route: vehicles are unlimited, so a new route wins when
-    it is strictly cheaper (it can be in an open VRP; with metric distances never in a CVRP)
-    or when nothing else is left."""
-    cdef bint opened = not is_tour(inst) and (best.route < 0 or new_route_cost(inst, v) < best.cost)
+    """Insert v at `best`, or in a new route: a new route wins when it is strictly cheaper (it
+    can be in an open VRP; with metric distances never in a CVRP) and the fleet has a vehicle
+    left, or when nothing else is left."""
+    cdef bint opened = not is_tour(inst) and (best.route < 0 or (
+        new_route_cost(inst, v) < best.cost and _vehicle_left(s, inst)))
     if opened:
         best.route = sol_new_route(s)
         best.pos = 0
@@ -438,7 +451,7 @@ cdef void _blink_scan_granular(const Sol *s, const Inst *inst, int v, const int 
             if tour:
                 a = s.nodes[p - 1] if p > 0 else s.nodes[s.length[0] - 1]
                 _consider(best, _tour_delta(s, inst, a, x, dist(inst, a, v), vx), r, p)
-            else:
+            elif _in_time(s, inst, v, r, p):
                 _consider(best, insertion_delta(s, inst, v, r, p), r, p)
         q = _after(s, inst, r, p, &nxt)
         if nxt >= 0 and mark[nxt] == stamp:
@@ -447,7 +460,7 @@ cdef void _blink_scan_granular(const Sol *s, const Inst *inst, int v, const int 
             if tour:
                 _consider(best, _tour_delta(s, inst, x, nxt, _reverse(inst, vx, v, x),
                                             dist(inst, v, nxt)), r, q)
-            else:
+            elif _in_time(s, inst, v, r, q):
                 _consider(best, insertion_delta(s, inst, v, r, q), r, q)
 
 
@@ -584,6 +597,15 @@ cdef inline void _keep_first(double *c, int *p, double cost, int pos) noexcept n
         p[0] = pos
 
 
+cdef inline void _keep_timed(const Sol *s, const Inst *inst, int v, int r, double *c, int *p,
+                             int pos) noexcept nogil:
+    """_keep_first of v's insertion at index pos of route r, if it keeps the time windows."""
+    cdef double cost = insertion_delta(s, inst, v, r, pos)
+    if (cost < c[0] or (cost == c[0] and pos < p[0])) and _in_time(s, inst, v, r, pos):
+        c[0] = cost
+        p[0] = pos
+
+
 cdef void _score(Regret *st, int i, const double *best, int n_opt) noexcept nogil:
     """Regret of slot i from its cheapest options best[0..] (n_opt of them, at least one)."""
     cdef double acc = 0.0
@@ -635,8 +657,8 @@ cdef void _vrp_route_granular(const Sol *s, const Inst *inst, int v, int r, int 
         if s.route_of[nb[j]] != r:
             continue
         q = sol_pos(s, nb[j])
-        _keep_first(c, p, insertion_delta(s, inst, v, r, q), q)
-        _keep_first(c, p, insertion_delta(s, inst, v, r, q + 1), q + 1)
+        _keep_timed(s, inst, v, r, c, p, q)
+        _keep_timed(s, inst, v, r, c, p, q + 1)
 
 
 cdef void _vrp_fill_listed(Regret *st, const Sol *s, const Inst *inst, int i) noexcept nogil:
@@ -713,8 +735,8 @@ cdef void _vrp_fill(Regret *st, const Sol *s, const Inst *inst, int i) noexcept 
             if r < 0 or not _fits(s, inst, v, r):
                 continue
             q = sol_pos(s, nb[j])
-            _keep_first(&c[r], &p[r], insertion_delta(s, inst, v, r, q), q)
-            _keep_first(&c[r], &p[r], insertion_delta(s, inst, v, r, q + 1), q + 1)
+            _keep_timed(s, inst, v, r, &c[r], &p[r], q)
+            _keep_timed(s, inst, v, r, &c[r], &p[r], q + 1)
             found = True
     st.granular[i] = CAND_NEAR if found else CAND_ALL
     if not found:
@@ -873,12 +895,13 @@ cdef void _vrp_update(Regret *st, const Sol *s, const Inst *inst, int i, int r, 
         # and then it is r's cheapest position.
         new_c = INFINITY
         new_p = -1
-        _keep_first(&new_c, &new_p, insertion_delta(s, inst, v, r, pu), pu)
-        _keep_first(&new_c, &new_p, insertion_delta(s, inst, v, r, pu + 1), pu + 1)
+        _keep_timed(s, inst, v, r, &new_c, &new_p, pu)
+        _keep_timed(s, inst, v, r, &new_c, &new_p, pu + 1)
         if new_c > old_c:
             new_c = old_c
             new_p = LAZY
-    elif opened or old_p == pu:
+    elif opened or old_p == pu or inst.timed:
+        # (with time windows the insertion may close any position of r: rescan it)
         if st.granular[i]:
             _vrp_route_granular(s, inst, v, r, st.g, &new_c, &new_p)
         else:
@@ -917,7 +940,7 @@ cdef int _vrp_insert(Regret *st, Sol *s, const Inst *inst, int i, int *pos,
             best = c[r]
             best_r = r
             best_pos = p[r]
-    opened[0] = best_r < 0 or new_route_cost(inst, v) < best
+    opened[0] = best_r < 0 or (new_route_cost(inst, v) < best and _vehicle_left(s, inst))
     if opened[0]:
         best_r = sol_new_route(s)
         best_pos = 0

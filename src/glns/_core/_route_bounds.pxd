@@ -14,7 +14,8 @@ ctypedef struct RouteBounds:
     double *box         # 4 per route: min x, min y, max x, max y of its customers
     double *diag        # the box's diagonal: the longest edge between two of its points
     double *reach       # the farthest point of the box from the depot
-    double slack        # what rounding takes off an insertion delta at most (nint: 3 x 0.5)
+    double slack        # what rounding takes off an insertion delta at most (nint: 3 x 0.5;
+                        # tenths: 3 x 0.1)
 
 
 cdef int bounds_init(RouteBounds *b, const Sol *s, const Inst *inst, const int *routes,

@@ -10,6 +10,7 @@ from libc.stdlib cimport malloc, calloc, free
 
 from glns._core._types cimport Inst, Sol
 from glns._core._solution cimport sol_slot_end
+from glns._core._distance cimport ROUND_NINT, ROUND_TENTHS
 
 
 cdef inline void _empty(RouteBounds *b, int r) noexcept nogil:
@@ -23,7 +24,7 @@ cdef int bounds_init(RouteBounds *b, const Sol *s, const Inst *inst, const int *
                      int n_listed, int slots) except -1 nogil:
     """Boxes for the `n_listed` routes in `routes` and for the routes still to be opened
     (slots sol_slot_end(s) .. slots - 1). The bounds apply only to VRPs whose distances are
-    computed on demand from coordinates (Euclidean, exact or nint): a dense matrix may hold
+    computed on demand from coordinates (Euclidean, exact or rounded): a dense matrix may hold
     any distances, and small instances gain nothing."""
     cdef int r, i, t
     cdef const int *row
@@ -33,7 +34,7 @@ cdef int bounds_init(RouteBounds *b, const Sol *s, const Inst *inst, const int *
     b.box = NULL
     b.diag = NULL
     b.reach = NULL
-    b.slack = 1.5 if inst.nint else 0.0
+    b.slack = 1.5 if inst.rounding == ROUND_NINT else (0.3 if inst.rounding == ROUND_TENTHS else 0.0)
     if not b.on:
         return 0
     b.boxed = <char *> calloc(max(slots, 1), sizeof(char))

@@ -75,6 +75,8 @@ cdef inline void sol_set_length(Sol *s, int r, int L) noexcept nogil:
 cdef inline void sol_mark(Sol *s, int r) noexcept nogil:
     """Route r's row, length or load changed: sol_sync must copy it. Every write to a route
     goes with this mark (sol_insert, sol_remove and the moves that write rows directly)."""
+    if s.tstale != NULL:
+        s.tstale[r] = 1         # its time data (_windows) must be recomputed
     if not s.changed[r]:
         s.changed[r] = 1
         s.changed_list[s.n_changed] = r

@@ -26,6 +26,7 @@ from glns._core._types cimport Inst, Sol
 from glns._core._kind cimport is_tour, fits, close_cost, load_limit
 from glns._core._rng cimport rng_below
 from glns._core._instance cimport CoreInstance
+from glns._core._windows cimport win_violation
 
 # -- Deferred positions (Sol.drift) -----------------------------------------------------------
 # A tour is one array of up to n cities: inserting or removing a city shifts every city after
@@ -163,6 +164,15 @@ cdef int sol_alloc(Sol *s, const Inst *inst) except -1 nogil:
     s.changed_list = NULL
     s.n_changed = 0
     s.lazy_shift = _lazy_shift if is_tour(inst) else INT_MAX
+    s.early = NULL
+    s.late = NULL
+    s.tstale = NULL
+    if inst.timed:
+        s.early = <double *> malloc(max(inst.n, 1) * sizeof(double))
+        s.late = <double *> malloc(max(inst.n, 1) * sizeof(double))
+        if s.early == NULL or s.late == NULL:
+            with gil:
+                raise MemoryError()
     s.route_of = <int *> malloc(inst.n * sizeof(int))
     s.pos_of = <int *> malloc(inst.n * sizeof(int))
     s.n_blocks = ((inst.n - 1) >> COST_BLOCK_SHIFT) + 1 if inst.n > 0 else 1
@@ -196,6 +206,12 @@ cdef void sol_free(Sol *s) noexcept nogil:
     s.own_ok = NULL
     free(s.changed)
     free(s.changed_list)
+    free(s.early)
+    free(s.late)
+    free(s.tstale)
+    s.early = NULL
+    s.late = NULL
+    s.tstale = NULL
     s.changed = NULL
     s.changed_list = NULL
     s.n_changed = 0
@@ -231,11 +247,15 @@ cdef int sol_reserve_routes(Sol *s, int slots) except -1 nogil:
     _resize(<void **> &s.order, new_slots * sizeof(int))
     _resize(<void **> &s.changed, new_slots * sizeof(char))
     _resize(<void **> &s.changed_list, new_slots * sizeof(int))
+    if s.early != NULL:
+        _resize(<void **> &s.tstale, new_slots * sizeof(char))
     cdef int r
     for r in range(s.route_slots, new_slots):
         s.length[r] = 0
         s.load[r] = 0
         s.changed[r] = 0
+        if s.tstale != NULL:
+            s.tstale[r] = 1
     s.route_slots = new_slots
     return 0
 
@@ -263,6 +283,12 @@ cdef int sol_copy(Sol *dst, const Sol *src, const Inst *inst) except -1 nogil:
     memcpy(dst.stale, src.stale, src.n_blocks * sizeof(char))
     memcpy(dst.own, src.own, inst.n * sizeof(double))
     memcpy(dst.own_ok, src.own_ok, inst.n * sizeof(char))
+    if src.tstale != NULL:     # the time data, valid or not, as it is
+        memcpy(dst.early, src.early, inst.n * sizeof(double))
+        memcpy(dst.late, src.late, inst.n * sizeof(double))
+        memcpy(dst.tstale, src.tstale, min(src.route_slots, dst.route_slots) * sizeof(char))
+        for r in range(src.route_slots, dst.route_slots):
+            dst.tstale[r] = 1
     dst.drift = src.drift       # pos_of was copied as it is, stale entries and all
     dst.exact_below = src.exact_below
     dst.cost = src.cost
@@ -320,6 +346,11 @@ cdef int sol_sync(Sol *dst, Sol *src, const Inst *inst) except -1 nogil:
             dst.pos_of[v] = j
             dst.own[v] = src.own[v]
             dst.own_ok[v] = src.own_ok[v]
+        if dst.tstale != NULL:
+            dst.tstale[r] = src.tstale[r]
+            for j in range(L):
+                dst.early[row[j]] = src.early[row[j]]
+                dst.late[row[j]] = src.late[row[j]]
     dst.n_changed = 0
     sol_unmark(src)
     memcpy(dst.order, src.order, src.n_routes * sizeof(int))
@@ -680,6 +711,20 @@ cdef object _place(Sol *s, const Inst *inst, object x, int r, str where):
     return None
 
 
+cdef object _window_error(const Inst *inst, const int *row, int L, int r):
+    """The first time window route r (visiting row[0:L]) breaks, as text, or None."""
+    cdef int node = 0
+    cdef double when = 0.0
+    cdef int code = win_violation(inst, row, L, &node, &when)
+    if code == 1:
+        return (f"route {r}: time window missed at customer {node}: reached at {when:.10g}, "
+                f"after its due time {inst.due[node]:.10g}")
+    if code == 2:
+        return (f"route {r}: back at the depot at {when:.10g}, after it closes at "
+                f"{inst.due[0]:.10g}")
+    return None
+
+
 cdef object sol_load(Sol *s, const Inst *inst, object routes, bint complete,
                      object removed, int *removed_out, int *n_removed):
     """Fill s from operator output, checking it. Returns None, or the first violation as text.
@@ -708,7 +753,13 @@ cdef object sol_load(Sol *s, const Inst *inst, object routes, bint complete,
                     return err
             if s.load[r] > load_limit(inst):
                 return f"route {r}: capacity exceeded ({s.load[r]} > {inst.capacity})"
+            if inst.timed:
+                err = _window_error(inst, &s.nodes[r * s.stride], s.length[r], r)
+                if err is not None:
+                    return err
         sol_drop_empty(s)
+        if inst.fleet > 0 and s.n_routes > inst.fleet and complete:
+            return f"{s.n_routes} routes, more than the fleet of {inst.fleet} vehicles"
     count = 0
     if not complete:
         if isinstance(removed, (str, bytes, dict)) or not hasattr(removed, "__iter__"):

@@ -11,18 +11,20 @@ cdef enum:
     KIND_TSP = 0
     KIND_CVRP = 1
     KIND_OVRP = 2
+    KIND_VRPTW = 3
 
 cdef struct Inst:
-    int kind            # KIND_TSP / KIND_CVRP / KIND_OVRP (read it only in _kind.pxd)
+    int kind            # KIND_TSP / KIND_CVRP / KIND_OVRP / KIND_VRPTW (read it only in _kind.pxd)
     # facts of the kind, set by _kind.kind_init (names as the glns.problems class attributes)
     bint has_depot      # routes leave node 0 (VRP); False: the solution is one tour (TSP)
     bint closed_routes  # a route ends back at its start (TSP, CVRP; not OVRP)
     bint capacitated    # routes carry demands within `capacity` (VRP)
     int first           # first node that must be routed (1 with a depot, else 0)
+    bint timed          # routes keep time windows (VRPTW; see _windows.pxd)
     int n               # number of nodes (TSP: cities; VRP: depot + customers)
     const double *dist  # n*n row-major distance matrix, or NULL: distances from `xy`
     const double *xy    # n x 2 coordinates when `dist` is NULL (read through _distance.dist)
-    bint nint           # on-demand distances are rounded: floor(d + 0.5)
+    int rounding        # on-demand distances are rounded: _distance.ROUND_*
     const int64_t *demand  # n demands (all zero for TSP)
     int64_t capacity    # vehicle capacity (0 when not capacitated)
     int max_route_len   # most nodes one route can hold (capacity-bound for VRP)
@@ -35,6 +37,15 @@ cdef struct Inst:
                         # insertion: the first n_near columns of neigh, or on a tour from
                         # coordinates the quadrant candidates (CoreInstance, quadrant=True)
     const double *near_d  # n x n_near: dist(v, near[v][c]), stored once (the same floats)
+    # time windows (timed only; else NULL / 0): service at node v starts in [ready[v], due[v]]
+    # and lasts service[v]; the depot's window is the horizon (leave no earlier than ready[0],
+    # be back no later than due[0]). Travel time a -> b is dur[a*n + b], or dist when dur is NULL.
+    const double *ready
+    const double *due
+    const double *service
+    const double *dur
+    double time_eps     # tolerance of time comparisons (float sums of decimal times)
+    int fleet           # most routes a solution may have (0: unlimited)
 
 cdef struct Sol:
     int n_routes        # routes in use (TSP: always 1)
@@ -79,3 +90,10 @@ cdef struct Sol:
     int drift
     int exact_below
     int lazy_shift      # shifts of more nodes than this are deferred (INT_MAX: none; VRP)
+    # Time data of a timed instance (NULL otherwise; _windows.pyx): early[v] is the earliest
+    # start of service at routed node v given the nodes before it, late[v] the latest start
+    # that keeps the nodes after it (and the return) within their windows. A route's entries
+    # are valid unless tstale[r]: sol_mark sets it on every write, win_refresh recomputes.
+    double *early
+    double *late
+    char *tstale        # per route slot

@@ -192,7 +192,8 @@ def _sub_problem(problem: Problem, nodes: int, harsh: bool) -> Problem:
         if coords is not None:
             coords[1] = coords[2]
     name = f"probe-{problem.kind}{m}{'-harsh' if harsh else ''}"
-    return type(problem).from_parts(coords, dist, problem.demands[:m], problem.capacity, name=name)
+    return type(problem).from_parts(coords, dist, problem.demands[:m], problem.capacity, name=name,
+                                    **problem.extra_parts_of(np.arange(m)))
 
 
 def _remove(problem: Problem, solution: Any, count: int, rng: SplitMix64) -> tuple[Any, list[int]]:

@@ -1,4 +1,4 @@
-"""Problem instances: TSP, CVRP and OVRP, validated on construction (docs/method.md).
+"""Problem instances: TSP, CVRP, OVRP and VRPTW, validated on construction (docs/method.md).
 
 Instances are built from coordinates (float Euclidean distances, no rounding) or from an
 explicit distance matrix. Every array an instance exposes is read-only; the core keeps its
@@ -11,12 +11,13 @@ from glns.problems.base import Problem, euclidean_distances, plural
 from glns.problems.cvrp import CVRP
 from glns.problems.ovrp import OVRP
 from glns.problems.tsp import TSP
+from glns.problems.vrptw import VRPTW
 
-__all__ = ["Problem", "TSP", "CVRP", "OVRP", "euclidean_distances", "PROBLEM_KINDS", "problem_class",
+__all__ = ["Problem", "TSP", "CVRP", "OVRP", "VRPTW", "euclidean_distances", "PROBLEM_KINDS", "problem_class",
            "KIND_CODES", "plural"]
 
 #: the problem variants by kind name
-PROBLEM_KINDS: dict[str, type[Problem]] = {cls.kind: cls for cls in (TSP, CVRP, OVRP)}
+PROBLEM_KINDS: dict[str, type[Problem]] = {cls.kind: cls for cls in (TSP, CVRP, OVRP, VRPTW)}
 
 
 def problem_class(kind: str) -> type[Problem]:

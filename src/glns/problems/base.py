@@ -16,8 +16,9 @@ from glns.exceptions import InfeasibleSolutionError, InvalidInstanceError, Matri
 __all__ = ["Problem", "euclidean_distances", "plural", "ROUNDINGS", "MAX_MATRIX_BYTES"]
 
 
-#: rules for distances computed from coordinates: raw Euclidean, or TSPLIB's nint(d) = floor(d + 0.5)
-ROUNDINGS = ("exact", "nint")
+#: rules for distances computed from coordinates: raw Euclidean, TSPLIB's nint(d) = floor(d + 0.5),
+#: or DIMACS's truncation to one decimal, floor(10 d) / 10 (the VRPTW benchmarks' convention)
+ROUNDINGS = ("exact", "nint", "dimacs")
 #: the largest dense matrix :attr:`Problem.distances` builds for a coordinate instance, in bytes
 #: (environment ``GLNS_MAX_MATRIX_GB``); the solver itself never needs it
 MAX_MATRIX_BYTES = int(float(os.environ.get("GLNS_MAX_MATRIX_GB", "2")) * 2**30)
@@ -30,8 +31,9 @@ _ROWS_PER_BLOCK = 256      # rows of the matrix computed at a time: bounded scra
 
 def euclidean_distances(coords: np.ndarray, rounding: str = "exact") -> np.ndarray:
     """Pairwise Euclidean distance matrix (float64) of an (n, 2) coordinate array, with
-    ``rounding="nint"`` rounded as TSPLIB does, floor(d + 0.5). The core computes the same
-    floats on demand (``glns._core._distance``)."""
+    ``rounding="nint"`` rounded as TSPLIB does, floor(d + 0.5), and with ``"dimacs"``
+    truncated to one decimal, floor(10 d) / 10. The core computes the same floats on demand
+    (``glns._core._distance``)."""
     coords = np.asarray(coords, dtype=np.float64)
     n = coords.shape[0]
     out = np.empty((n, n), dtype=np.float64)
@@ -39,7 +41,11 @@ def euclidean_distances(coords: np.ndarray, rounding: str = "exact") -> np.ndarr
         diff = coords[lo:lo + _ROWS_PER_BLOCK, None, :] - coords[None, :, :]
         with np.errstate(over="ignore"):  # huge coordinates give inf, which callers reject
             block = np.sqrt((diff * diff).sum(axis=-1))
-        out[lo:lo + _ROWS_PER_BLOCK] = np.floor(block + 0.5) if rounding == "nint" else block
+        if rounding == "nint":
+            block = np.floor(block + 0.5)
+        elif rounding == "dimacs":
+            block = np.floor(block * 10.0) / 10.0
+        out[lo:lo + _ROWS_PER_BLOCK] = block
     return out
 
 
@@ -119,6 +125,8 @@ class Problem:
     capacitated: ClassVar[bool]
     #: node 0 is a depot every route starts from, not a node to visit
     has_depot: ClassVar[bool]
+    #: routes keep time windows (VRPTW)
+    timed: ClassVar[bool] = False
     #: the code of this variant in the compiled core
     core_code: ClassVar[int]
     #: the problem as the LLM is told it: nodes, solution format, objective
@@ -209,11 +217,12 @@ class Problem:
             from glns._core._instance import CoreInstance
 
             if self._explicit or self._n <= DENSE_CORE_NODES:
-                self._core = CoreInstance(self.core_code, self.distances, self.demands, self.capacity)
+                self._core = CoreInstance(self.core_code, self.distances, self.demands, self.capacity,
+                                          **self.core_extras())
             else:
                 self._core = CoreInstance(self.core_code, None, self.demands, self.capacity,
                                           coords=self.coords, rounding=self.rounding,
-                                          quadrant=not self.has_depot)
+                                          quadrant=not self.has_depot, **self.core_extras())
         return self._core
 
     def __getstate__(self) -> dict[str, Any]:
@@ -260,9 +269,30 @@ class Problem:
 
     @classmethod
     def from_parts(cls, coords: Any, distances: Any, demands: Any, capacity: Any,
-                   name: str = "", rounding: str = "exact") -> "Problem":
-        """An instance of this variant from the parts every variant has (unused ones ignored)."""
+                   name: str = "", rounding: str = "exact", **extra: Any) -> "Problem":
+        """An instance of this variant from the parts every variant has (unused ones ignored)
+        and the parts of its own (``extra``: as :meth:`extra_parts` returns them)."""
         return cls(coords, demands, capacity, distances=distances, name=name, rounding=rounding)
+
+    def extra_parts(self) -> dict[str, Any]:
+        """The parts of this variant beyond coordinates, distances, demands and capacity, as
+        :meth:`from_parts` takes them (VRPTW: windows, service times, fleet, durations)."""
+        return {}
+
+    def extra_parts_of(self, nodes: np.ndarray) -> dict[str, Any]:
+        """:meth:`extra_parts` for the instance on `nodes` (node ids, depot first) of this one:
+        per-node arrays indexed by them, per-pair matrices on both axes, the rest as it is."""
+        n = self.n_nodes
+        out: dict[str, Any] = {}
+        for key, value in self.extra_parts().items():
+            if isinstance(value, np.ndarray) and value.shape[:1] == (n,):
+                value = value[np.ix_(nodes, nodes)] if value.shape == (n, n) else value[nodes]
+            out[key] = value
+        return out
+
+    def core_extras(self) -> dict[str, Any]:
+        """What the core's instance takes beyond the common parts (VRPTW: its time data)."""
+        return {}
 
     def violation(self, solution: Any) -> str | None:
         """The first constraint violation of a complete solution, or None if it is feasible."""

@@ -107,7 +107,8 @@ def renumbered(problem: Problem, from_customers: int | None = RENUMBER_FROM) -> 
     internal = np.empty_like(original)
     internal[original] = np.arange(len(original), dtype=np.int64)
     copy = type(problem).from_parts(problem.coords[original], None, problem.demands[original],
-                                    problem.capacity, name=problem.name, rounding=problem.rounding)
+                                    problem.capacity, name=problem.name, rounding=problem.rounding,
+                                    **problem.extra_parts_of(original))
     for a in (original, internal):
         a.flags.writeable = False
     out = Renumbered(copy, original, internal)

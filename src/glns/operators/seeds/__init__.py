@@ -6,7 +6,7 @@ the default ``rng=random`` they are ordinary operators following docs/operator-c
 and their source serves as the in-context example shown to the LLM.
 """
 
-from glns.operators.seeds import tsp as tsp, vrp as vrp
+from glns.operators.seeds import tsp as tsp, vrp as vrp, vrptw as vrptw
 
 #: problem kind -> module of seed operators
-BY_PROBLEM = {"tsp": tsp, "cvrp": vrp, "ovrp": vrp}
+BY_PROBLEM = {"tsp": tsp, "cvrp": vrp, "ovrp": vrp, "vrptw": vrptw}

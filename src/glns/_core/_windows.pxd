@@ -1,0 +1,102 @@
+# Time windows in the core: the per-route time data of a timed instance (Inst.timed) and the
+# constant-time feasibility checks built on it. See _windows.pyx.
+#
+# A route leaves the depot at ready[0], waits at a node it reaches before ready[v], must start
+# service there no later than due[v], serves for service[v], and must be back at the depot by
+# due[0]. For each routed node Sol.early[v] is the earliest start of service given the nodes
+# before it (forward), and Sol.late[v] the latest start that keeps every node after it and the
+# return in their windows (backward); a route is feasible exactly when early[v] <= late[v] at
+# every node. A change that puts a chain of nodes between a routed node a (or the route's start)
+# and a routed node b (or the route's end) is then feasible when the chain, started at
+# early[a] + service[a], stays in its windows and reaches b by late[b]: O(chain), and O(1) for
+# the insertions and inter-route moves of the repairs and the local search (Savelsbergh's
+# forward/backward times, the idea behind the duration segments of HGS-TW and PyVRP).
+#
+# The data of a route is recomputed (win_refresh, O(route)) on the first check after a write:
+# sol_mark, which every write to a route calls, sets Sol.tstale for it.
+from glns._core._types cimport Inst, Sol
+from glns._core._distance cimport dist
+
+cdef enum:
+    WIN_END = -1    # the end of a route (the depot, as _solution.END)
+
+
+cdef inline double travel(const Inst *inst, int a, int b) noexcept nogil:
+    """Travel time a -> b: the duration matrix when the instance has one, else the distance."""
+    if inst.dur != NULL:
+        return inst.dur[<Py_ssize_t> a * inst.n + b]
+    return dist(inst, a, b)
+
+
+cdef void win_refresh(Sol *s, const Inst *inst, int r) noexcept nogil
+
+
+cdef inline void win_fresh(const Sol *s, const Inst *inst, int r) noexcept nogil:
+    """Make route r's time data valid (it is a cache: allowed through a const)."""
+    if s.tstale[r]:
+        win_refresh(<Sol *> s, inst, r)
+
+
+cdef inline double win_leave(const Sol *s, const Inst *inst, int a) noexcept nogil:
+    """Earliest departure from routed node a, or from the depot (a == 0) at a route's start.
+    a's route must be fresh."""
+    if a == 0:
+        return inst.ready[0]
+    return s.early[a] + inst.service[a]
+
+
+cdef inline bint win_visit(const Inst *inst, double *t, int v) noexcept nogil:
+    """Arrive at v at t[0]: start service (after waiting) and leave; t[0] becomes the departure.
+    False when the service would start after v's due time."""
+    cdef double start = t[0]
+    if start < inst.ready[v]:
+        start = inst.ready[v]
+    if start > inst.due[v] + inst.time_eps:
+        return False
+    t[0] = start + inst.service[v]
+    return True
+
+
+cdef inline bint win_reach(const Sol *s, const Inst *inst, int a, double t, int b) noexcept nogil:
+    """Leaving node a (0: the depot) at t, the route can go on to b as it is: b routed (its route
+    fresh) or WIN_END, the return to the depot."""
+    if b == WIN_END:
+        return t + travel(inst, a, 0) <= inst.due[0] + inst.time_eps
+    return t + travel(inst, a, b) <= s.late[b] + inst.time_eps
+
+
+cdef inline bint win_chain(const Sol *s, const Inst *inst, int a, const int *seq, int m,
+                           int b) noexcept nogil:
+    """The nodes seq[0:m] put between a (a routed node, or 0: the route's start) and b (a routed
+    node or WIN_END) keep every window: O(m). The routes of a and b are made fresh."""
+    cdef double t
+    cdef int i, prev = a
+    if a != 0:
+        win_fresh(s, inst, s.route_of[a])
+    if b != WIN_END:
+        win_fresh(s, inst, s.route_of[b])
+    t = win_leave(s, inst, a)
+    for i in range(m):
+        t += travel(inst, prev, seq[i])
+        if not win_visit(inst, &t, seq[i]):
+            return False
+        prev = seq[i]
+    return win_reach(s, inst, prev, t, b)
+
+
+cdef inline bint win_join(const Sol *s, const Inst *inst, int a, int b) noexcept nogil:
+    """a (a routed node or 0) followed directly by b (a routed node or WIN_END) keeps every
+    window: a removal, or one half of a 2-opt* move. O(1)."""
+    return win_chain(s, inst, a, NULL, 0, b)
+
+
+cdef inline bint win_between(const Sol *s, const Inst *inst, int a, int v, int b) noexcept nogil:
+    """Node v put between a and b keeps every window: an insertion. O(1)."""
+    return win_chain(s, inst, a, &v, 1, b)
+
+
+cdef bint win_insert_ok(const Sol *s, const Inst *inst, int v, int r, int pos) noexcept nogil
+cdef bint win_sequence_ok(const Inst *inst, const int *seq, int m) noexcept nogil
+cdef int win_violation(const Inst *inst, const int *seq, int m, int *node,
+                       double *when) noexcept nogil
+cdef bint win_route_ok(const Sol *s, const Inst *inst, int r) noexcept nogil

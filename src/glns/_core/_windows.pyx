@@ -1,0 +1,82 @@
+# Time windows: per-route forward/backward times and the checks that read them (see
+# _windows.pxd for the model and the notation).
+from glns._core._types cimport Inst, Sol
+
+
+cdef void win_refresh(Sol *s, const Inst *inst, int r) noexcept nogil:
+    """Recompute early[] and late[] of route r's nodes: O(route)."""
+    cdef const int *row = &s.nodes[r * s.stride]
+    cdef int L = s.length[r]
+    cdef int i, v, prev = 0
+    cdef double t = inst.ready[0], start, late_next
+    for i in range(L):
+        v = row[i]
+        start = t + travel(inst, prev, v)
+        if start < inst.ready[v]:
+            start = inst.ready[v]
+        s.early[v] = start
+        t = start + inst.service[v]
+        prev = v
+    late_next = inst.due[0]         # the latest return; then the latest start at the next node
+    prev = 0
+    for i in range(L - 1, -1, -1):
+        v = row[i]
+        start = late_next - travel(inst, v, prev) - inst.service[v]
+        if start > inst.due[v]:
+            start = inst.due[v]
+        s.late[v] = start
+        late_next = start
+        prev = v
+    s.tstale[r] = 0
+
+
+cdef bint win_insert_ok(const Sol *s, const Inst *inst, int v, int r, int pos) noexcept nogil:
+    """Node v put at index pos of route r keeps every window (O(1) once r is fresh)."""
+    cdef const int *row = &s.nodes[r * s.stride]
+    cdef int L = s.length[r]
+    win_fresh(s, inst, r)
+    return win_between(s, inst, row[pos - 1] if pos > 0 else 0, v,
+                       row[pos] if pos < L else WIN_END)
+
+
+cdef int win_violation(const Inst *inst, const int *seq, int m, int *node,
+                       double *when) noexcept nogil:
+    """The first window a route visiting seq[0:m] breaks: 0 none; 1 service at node[0] would
+    start after its due time, when[0] being the arrival; 2 the route is back at the depot at
+    when[0], after it closes. From scratch, O(m)."""
+    cdef double t = inst.ready[0], arrive
+    cdef int i, prev = 0
+    for i in range(m):
+        arrive = t + travel(inst, prev, seq[i])
+        t = arrive
+        if not win_visit(inst, &t, seq[i]):
+            node[0] = seq[i]
+            when[0] = arrive
+            return 1
+        prev = seq[i]
+    if m > 0:
+        t += travel(inst, prev, 0)
+        if t > inst.due[0] + inst.time_eps:
+            node[0] = 0
+            when[0] = t
+            return 2
+    return 0
+
+
+cdef bint win_sequence_ok(const Inst *inst, const int *seq, int m) noexcept nogil:
+    """A route visiting seq[0:m] keeps every window (from scratch, O(m))."""
+    cdef int node = 0
+    cdef double when = 0.0
+    return win_violation(inst, seq, m, &node, &when) == 0
+
+
+cdef bint win_route_ok(const Sol *s, const Inst *inst, int r) noexcept nogil:
+    """Route r keeps every window (from its time data: early <= late at every node)."""
+    cdef const int *row = &s.nodes[r * s.stride]
+    cdef int i, v
+    win_fresh(s, inst, r)
+    for i in range(s.length[r]):
+        v = row[i]
+        if s.early[v] > s.late[v] + inst.time_eps:
+            return False
+    return True

@@ -1,0 +1,208 @@
+"""The vehicle routing problem with time windows: CVRP routes that keep every customer's window."""
+
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from glns.exceptions import InvalidInstanceError
+from glns.problems.base import euclidean_distances, readonly
+from glns.problems.cvrp import CVRP
+
+__all__ = ["VRPTW", "schedule"]
+
+
+class VRPTW(CVRP):
+    """VRP with time windows: depot 0, customers ``1..n``, vehicles of one capacity.
+
+    A route leaves the depot no earlier than the depot's window opens, travels (travel time =
+    the distance, unless ``durations`` is given), waits at a customer it reaches before the
+    customer's window opens, starts service there no later than the window's due time, serves
+    for the customer's service time and is back at the depot before the depot's window closes.
+    The total demand of a route is within the capacity. The objective is the total distance
+    (the DIMACS convention): fewer vehicles earn nothing. ``vehicles`` bounds the number of
+    routes when given.
+
+    Parameters
+    ----------
+    coords, demands, capacity, distances, name, rounding
+        As :class:`CVRP`; ``rounding="dimacs"`` truncates distances (and so travel times) to
+        one decimal, as the DIMACS challenge and the published Solomon / Gehring-Homberger
+        results do.
+    time_windows
+        (n+1, 2): the earliest and latest start of service at each node; row 0 is the depot's
+        window, the planning horizon.
+    service_times
+        (n+1,) service durations, or one number for every customer; the depot's is 0.
+    vehicles
+        The most routes a solution may have (None: unlimited).
+    durations
+        (n+1, n+1) travel times, when they are not the distances.
+    """
+
+    kind = "vrptw"
+    label = "VRPTW"
+    core_code = 3
+    timed = True
+    description = (
+        "Vehicle routing problem with time windows (VRPTW). Node 0 is the depot, the customers "
+        "are 1..n, each with a demand, a time window [ready, due] and a service time; vehicles "
+        "have one capacity. A solution is a list of routes, each a list of customer ids; the "
+        "depot is not written. A route leaves the depot at time ready[0], travels (travel time = "
+        "distance), may wait at a customer it reaches before ready[c], must START service at "
+        "each customer no later than due[c], serves for service[c], and must be back at the "
+        "depot no later than due[0]. Every customer is in exactly one route, exactly once; the "
+        "total demand of a route must not exceed the capacity; if a fleet size is given, there "
+        "are at most that many routes. Objective: minimise the total length of the routes, "
+        "depot -> first customer -> ... -> last customer -> depot (waiting costs nothing)."
+    )
+    data_description = CVRP.data_description + (
+        '\n- "time_windows": (n+1) x 2 float numpy array, [ready, due] per node; row 0 is the '
+        "depot's window (leave no earlier than ready, be back no later than due).\n"
+        '- "service_times": 1-D float numpy array of length n+1 (0 at the depot).\n'
+        '- "durations": (n+1) x (n+1) float numpy array of travel times (equal to the distances '
+        "unless the instance says otherwise).\n"
+        '- "vehicles": int, the most routes allowed, or None (unlimited).'
+    )
+
+    def __init__(self, coords: Any = None, demands: Sequence[int] | np.ndarray | None = None,
+                 capacity: int | None = None, time_windows: Any = None, service_times: Any = 0.0,
+                 *, vehicles: int | None = None, distances: Any = None, durations: Any = None,
+                 name: str = "", rounding: str = "exact") -> None:
+        super().__init__(coords, demands, capacity, distances=distances, name=name, rounding=rounding)
+        n = self.n_nodes
+        self.time_windows = readonly(_check_windows(time_windows, n))
+        self.service_times = readonly(_check_service(service_times, n))
+        self.vehicles = _check_vehicles(vehicles)
+        self._durations = readonly(_check_durations(durations, n)) if durations is not None else None
+        self._check_reachable()
+
+    @property
+    def durations(self) -> np.ndarray:
+        """Travel times (n+1, n+1): the given matrix, or the distances."""
+        return self._durations if self._durations is not None else self.distances
+
+    def _check_reachable(self) -> None:
+        """Every customer can be served by a route of its own (else no solution exists)."""
+        ready, due = self.time_windows[:, 0], self.time_windows[:, 1]
+        for c in range(1, self.n_nodes):
+            t_out, t_back = self._travel(0, c), self._travel(c, 0)
+            start = max(ready[0] + t_out, ready[c])
+            if start > due[c]:
+                raise InvalidInstanceError(
+                    f"customer {c} cannot be served in time: a vehicle leaving the depot at "
+                    f"{ready[0]:g} reaches it at {ready[0] + t_out:g}, after its due time {due[c]:g}")
+            if start + self.service_times[c] + t_back > due[0]:
+                raise InvalidInstanceError(
+                    f"customer {c} cannot be served in time: a route serving only it is back at "
+                    f"the depot at {start + self.service_times[c] + t_back:g}, after the depot "
+                    f"closes at {due[0]:g}")
+
+    def _travel(self, a: int, b: int) -> float:
+        if self._durations is not None:
+            return float(self._durations[a, b])
+        if self._explicit or self.coords is None:
+            return float(self.distances[a, b])
+        return float(euclidean_distances(self.coords[[a, b]], self.rounding)[0, 1])
+
+    def core_extras(self) -> dict[str, Any]:
+        return {"windows": self.time_windows, "service": self.service_times,
+                "durations": self._durations, "fleet": self.vehicles or 0}
+
+    def extra_parts(self) -> dict[str, Any]:
+        return {"time_windows": self.time_windows, "service_times": self.service_times,
+                "vehicles": self.vehicles, "durations": self._durations}
+
+    @classmethod
+    def from_parts(cls, coords: Any, distances: Any, demands: Any, capacity: Any,
+                   name: str = "", rounding: str = "exact", **extra: Any) -> "VRPTW":
+        return cls(coords, demands, capacity, extra.get("time_windows"),
+                   extra.get("service_times", 0.0), vehicles=extra.get("vehicles"),
+                   distances=distances, durations=extra.get("durations"), name=name,
+                   rounding=rounding)
+
+    def problem_data(self) -> dict[str, Any]:
+        return {**super().problem_data(), "time_windows": self.time_windows,
+                "service_times": self.service_times, "durations": self.durations,
+                "vehicles": self.vehicles}
+
+    def schedule(self, route: Sequence[int]) -> list[tuple[int, float, float]]:
+        """(customer, arrival, start of service) along a route, computed in plain Python from
+        the instance's data (independent of the core)."""
+        return schedule(self, route)
+
+
+def schedule(problem: VRPTW, route: Sequence[int]) -> list[tuple[int, float, float]]:
+    """(customer, arrival, start of service) at each customer of `route`, from the depot's
+    opening time, waiting where a customer's window has not opened yet."""
+    ready = problem.time_windows[:, 0]
+    t, prev, out = float(ready[0]), 0, []
+    for c in route:
+        arrive = t + problem._travel(prev, int(c))
+        start = max(arrive, float(ready[c]))
+        out.append((int(c), arrive, start))
+        t = start + float(problem.service_times[c])
+        prev = int(c)
+    return out
+
+
+def _check_windows(windows: Any, n: int) -> np.ndarray:
+    if windows is None:
+        raise InvalidInstanceError("time_windows are required")
+    try:
+        w = np.asarray(windows, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInstanceError(f"time windows are not numeric: {exc}") from None
+    if w.shape != (n, 2):
+        raise InvalidInstanceError(f"time_windows must have shape ({n}, 2) with the depot first, got {w.shape}")
+    if not np.isfinite(w).all():
+        i = int(np.argwhere(~np.isfinite(w))[0][0])
+        raise InvalidInstanceError(f"time window of node {i} is not finite: {w[i].tolist()}")
+    if (w[:, 1] < w[:, 0]).any():
+        i = int(np.argwhere(w[:, 1] < w[:, 0])[0][0])
+        what = "the depot's window" if i == 0 else f"the window of customer {i}"
+        raise InvalidInstanceError(f"{what} closes at {w[i, 1]:g}, before it opens at {w[i, 0]:g}")
+    return w
+
+
+def _check_service(service: Any, n: int) -> np.ndarray:
+    try:
+        s = np.asarray(service, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInstanceError(f"service times are not numeric: {exc}") from None
+    if s.ndim == 0:
+        s = np.full(n, float(s))
+        s[0] = 0.0
+    if s.shape != (n,):
+        raise InvalidInstanceError(f"service_times must have shape ({n},) with the depot first, got {s.shape}")
+    if not np.isfinite(s).all():
+        i = int(np.argwhere(~np.isfinite(s))[0][0])
+        raise InvalidInstanceError(f"service time of node {i} is not finite: {s[i]}")
+    if (s < 0).any():
+        i = int(np.argwhere(s < 0)[0][0])
+        raise InvalidInstanceError(f"service time of customer {i} is negative: {s[i]:g}")
+    if s[0] != 0:
+        raise InvalidInstanceError(f"the depot (node 0) must have service time 0, got {s[0]:g}")
+    return s
+
+
+def _check_vehicles(vehicles: Any) -> int | None:
+    if vehicles is None:
+        return None
+    if isinstance(vehicles, (bool, np.bool_)) or not float(vehicles).is_integer() or int(vehicles) < 1:
+        raise InvalidInstanceError(f"vehicles must be a positive integer or None, got {vehicles!r}")
+    return int(vehicles)
+
+
+def _check_durations(durations: Any, n: int) -> np.ndarray:
+    try:
+        d = np.asarray(durations, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise InvalidInstanceError(f"durations are not numeric: {exc}") from None
+    if d.shape != (n, n):
+        raise InvalidInstanceError(f"durations must have shape ({n}, {n}), got {d.shape}")
+    if not np.isfinite(d).all() or (d < 0).any():
+        i, j = (int(x) for x in np.argwhere(~np.isfinite(d) | (d < 0))[0])
+        raise InvalidInstanceError(f"duration ({i}, {j}) is not a finite non-negative number: {d[i, j]}")
+    return d
