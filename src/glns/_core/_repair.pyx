@@ -15,7 +15,7 @@ from glns._core._solution cimport (sol_insert, sol_new_route, insertion_delta, n
                                    sol_to_py, sol_pos, sol_slot_end, Solution, arc, END)
 from glns._core._instance cimport CoreInstance
 from glns._core._keyed cimport Keyed, keyed_cmp
-from glns._core._windows cimport win_insert_ok
+from glns._core._windows cimport win_insert_ok, win_fresh, win_between_known
 
 
 cdef inline bint _in_time(const Sol *s, const Inst *inst, int v, int r, int pos) noexcept nogil:
@@ -54,6 +54,8 @@ cdef void _route_scan(const Sol *s, const Inst *inst, int v, int r, double rate,
         return
     a = row[L - 1] if is_tour(inst) else 0      # the node before position 0
     av = dist(inst, a, v)
+    if inst.timed:
+        win_fresh(s, inst, r)
     for pos in range(last + 1):
         if pos < L:
             b = row[pos]
@@ -65,7 +67,7 @@ cdef void _route_scan(const Sol *s, const Inst *inst, int v, int r, double rate,
             if not inst.symmetric:
                 av = dist(inst, a, v)
             delta = av + vb - arc(inst, a, b)
-            if delta < c[0] and _in_time(s, inst, v, r, pos):
+            if delta < c[0] and (not inst.timed or win_between_known(s, inst, a, v, b, av, vb)):
                 c[0] = delta
                 p[0] = pos
         av = vb                                 # d(v, b) is d(b, v) when symmetric
@@ -853,6 +855,11 @@ cdef void _top_change(Regret *st, const Sol *s, const Inst *inst, int i, int r, 
     _vrp_score(st, i)
 
 
+cdef inline int _shifted(int p, int pu) noexcept nogil:
+    """Position p of a route after a node went to index pu (p itself when p <= pu, or p < 0)."""
+    return p + 1 if p > pu else p
+
+
 cdef void _vrp_update(Regret *st, const Sol *s, const Inst *inst, int i, int r, int pu,
                       bint opened) noexcept nogil:
     """Refresh slot i after node u went to index pu of route r (opened: r is a new route).
@@ -900,19 +907,20 @@ cdef void _vrp_update(Regret *st, const Sol *s, const Inst *inst, int i, int r, 
         if new_c > old_c:
             new_c = old_c
             new_p = LAZY
-    elif opened or old_p == pu or inst.timed:
-        # (with time windows the insertion may close any position of r: rescan it)
+    elif opened or old_p == pu or (old_p >= 0 and not _in_time(s, inst, v, r, _shifted(old_p, pu))):
+        # (with time windows an insertion can close positions of r; only if it closed v's best
+        # one must r be rescanned: it closes, and with the triangle inequality never opens, any)
         if st.granular[i]:
             _vrp_route_granular(s, inst, v, r, st.g, &new_c, &new_p)
         else:
             _vrp_route_full(s, inst, v, r, &new_c, &new_p)
     else:
         new_c = old_c
-        new_p = old_p + 1 if old_p > pu else old_p
+        new_p = _shifted(old_p, pu)
         if near_a or near_u:
-            _keep_first(&new_c, &new_p, insertion_delta(s, inst, v, r, pu), pu)
+            _keep_timed(s, inst, v, r, &new_c, &new_p, pu)
         if near_u or near_b:
-            _keep_first(&new_c, &new_p, insertion_delta(s, inst, v, r, pu + 1), pu + 1)
+            _keep_timed(s, inst, v, r, &new_c, &new_p, pu + 1)
     c[r] = new_c
     p[r] = new_p
     if st.granular[i] and new_p < 0:

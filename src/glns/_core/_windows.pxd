@@ -95,6 +95,26 @@ cdef inline bint win_between(const Sol *s, const Inst *inst, int a, int v, int b
     return win_chain(s, inst, a, &v, 1, b)
 
 
+cdef inline bint win_between_known(const Sol *s, const Inst *inst, int a, int v, int b,
+                                   double av, double vb) noexcept nogil:
+    """win_between where the caller has the distances a -> v and v -> b (b == WIN_END: v ->
+    depot) already: they are the travel times unless the instance has durations. The routes
+    of a and b must be fresh. Saves the two distances of a scan that prices the position."""
+    cdef double t
+    if inst.dur != NULL:
+        av = travel(inst, a, v)
+        vb = travel(inst, v, 0 if b == WIN_END else b)
+    t = win_leave(s, inst, a) + av
+    if t < inst.ready[v]:
+        t = inst.ready[v]
+    if t > inst.due[v] + inst.time_eps:
+        return False
+    t += inst.service[v] + vb
+    if b == WIN_END:
+        return t <= inst.due[0] + inst.time_eps
+    return t <= s.late[b] + inst.time_eps
+
+
 cdef bint win_insert_ok(const Sol *s, const Inst *inst, int v, int r, int pos) noexcept nogil
 cdef bint win_sequence_ok(const Inst *inst, const int *seq, int m) noexcept nogil
 cdef int win_violation(const Inst *inst, const int *seq, int m, int *node,
