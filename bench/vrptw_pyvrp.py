@@ -10,7 +10,7 @@ best solutions minimise vehicles first, so those groups compare the two solvers 
 
     python bench/vrptw_pyvrp.py --group gh1000 --seconds 60 --every 6
     python bench/vrptw_pyvrp.py --group gh200 --per-100 6 --every 10
-    python bench/vrptw_pyvrp.py --group gh1000 --seconds 60 --json out.json
+    python bench/vrptw_pyvrp.py --group gh1000 --seconds 600 --every 21 --offset 15   # R1_10_2, RC2_10_2
 
 Needs ``../shared/data/vrptw`` (or --data) and the bench extra (pyvrp, vrplib); says so and
 stops when they are absent.
@@ -88,6 +88,7 @@ def main() -> int:
     ap.add_argument("--seconds", type=float, help="time per instance (default: --per-100 x n/100)")
     ap.add_argument("--per-100", type=float, default=6.0, help="seconds per 100 customers")
     ap.add_argument("--every", type=int, default=1, help="every k-th file, sorted by name")
+    ap.add_argument("--offset", type=int, default=0, help="start at this file of the sorted list")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--data", default=str(Path(__file__).resolve().parents[2] / "shared" / "data" / "vrptw"))
     ap.add_argument("--json", help="write the per-file records here")
@@ -99,7 +100,7 @@ def main() -> int:
     except ImportError as exc:
         print(f"needs the bench extra ({exc.name} missing): pip install 'glns[bench]'")
         return 2
-    files = sorted(folder.glob(GROUPS[args.group]))[::args.every]
+    files = sorted(folder.glob(GROUPS[args.group]))[args.offset::args.every]
     if not files:
         print(f"no {args.group} files in {folder}: the VRPTW benchmark data is absent")
         return 2

@@ -13,10 +13,11 @@ from glns.operators.seeds import BY_PROBLEM
 from glns.params import AutoTemperature, FixedTemperature, Restart, SIGMA_AGGRESSIVE, SIGMA_FLAT
 from glns.reference import reference_alns
 
-from conftest import make_tsp, make_vrp
+from conftest import make_problem, make_tsp, make_vrp
 
 PROBLEMS = {"tsp": lambda: make_tsp(18, 11), "cvrp": lambda: make_vrp(glns.CVRP, 18, 12, 25),
-            "ovrp": lambda: make_vrp(glns.OVRP, 18, 13, 25)}
+            "ovrp": lambda: make_vrp(glns.OVRP, 18, 13, 25),
+            "vrptw": lambda: make_problem("vrptw", 18, 14, 25)}
 
 PARAMS = {
     "paper": glns.SolveParams.paper(),
@@ -47,6 +48,10 @@ def test_native_loop_replays_reference_loop(kind, preset):
     params = PARAMS[preset]
     seeds = BY_PROBLEM[kind]
     iterations, seed = 150, 7
+    if problem.timed and params.initial == "space_filling":
+        with pytest.raises(ValueError, match="breaks time windows"):
+            glns.solve(problem, iterations=1, params=params)
+        return
     native = glns.solve(problem, ["random_removal", "worst_removal"], ["greedy_insertion"],
                         iterations=iterations, seed=seed, params=params)
     ref = reference_alns(problem, [seeds.random_removal, seeds.worst_removal],

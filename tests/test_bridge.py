@@ -876,7 +876,7 @@ def test_solve_argument_errors(tsp, kwargs, exc, message):
 
 
 def test_solve_requires_a_problem():
-    with pytest.raises(TypeError, match="problem must be a glns TSP, CVRP or OVRP instance, got ndarray"):
+    with pytest.raises(TypeError, match="problem must be a glns TSP, CVRP, OVRP or VRPTW instance, got ndarray"):
         solve(np.zeros((3, 2)), iterations=5)
     with pytest.raises(TypeError, match="got dict"):
         solve({"distance_matrix": np.zeros((3, 3))}, iterations=5)

@@ -22,13 +22,19 @@ from glns.rng import SplitMix64
 
 from conftest import make_problem
 
-KINDS = ["tsp", "cvrp", "ovrp"]
+KINDS = ["tsp", "cvrp", "ovrp", "vrptw"]
 
 
 def _case(kind, n, seed, capacity, frac, destroy="random_removal"):
-    """A random instance, a random complete solution and a destroyed copy of it."""
+    """A random instance, a random complete solution (with time windows: every customer in a
+    random order by the time-aware greedy twin) and a destroyed copy of it."""
     problem = make_problem(kind, n, seed, capacity)
-    x = random_solution(problem, SplitMix64(seed + 99))
+    if problem.timed:
+        order = list(range(1, problem.n_nodes))
+        np.random.RandomState(seed).shuffle(order)
+        x = BY_PROBLEM["vrptw"].greedy_insertion([], order, problem.problem_data())
+    else:
+        x = random_solution(problem, SplitMix64(seed + 99))
     k = max(1, int(round(frac * problem.n_customers)))
     removed, partial, _ = apply_destroy(destroy, problem.core, x, k, seed + 1)
     return problem, partial, removed
@@ -177,7 +183,7 @@ def test_regret_cache_equals_full_recomputation(kind, n, seed, capacity, frac, d
                                     {"k": k, "neighbours": neighbours})[0]
 
 
-@pytest.mark.parametrize("kind", ["cvrp", "ovrp"])
+@pytest.mark.parametrize("kind", ["cvrp", "ovrp", "vrptw"])
 @pytest.mark.parametrize("k, neighbours", [(2, 0), (3, 0), (2, 5)])
 def test_regret_cache_with_many_routes(kind, k, neighbours):
     """About 90 routes, far more than the cheapest options a slot holds (TOP_HELD): held
@@ -322,7 +328,7 @@ def _on_demand(kind, n, seed, capacity, monkeypatch):
 
 
 @pytest.mark.parametrize("source", ["asymmetric", "on_demand"])
-@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("kind", ["tsp", "cvrp", "ovrp"])
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(n=st.integers(2, 40), seed=st.integers(0, 10**6), frac=st.floats(0.0, 1.0),
        capacity=st.sampled_from([9, 15, 50]), blink_rate=st.sampled_from([0.0, 0.2]))
@@ -421,3 +427,25 @@ def test_granular_repairs_and_local_search_on_quadrant_candidates(monkeypatch, s
     touched = list(removed)
     assert local_search_py(core, complete, touched) == local_search(complete, data, touched,
                                                                      neighbours=core.near)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(n=st.integers(2, 60), seed=st.integers(0, 10**6), frac=st.floats(0.0, 1.0),
+       capacity=st.sampled_from([9, 15, 50]), blink_rate=st.sampled_from([0.0, 0.2]))
+def test_vrptw_repairs_match_twins_with_distances_on_demand(monkeypatch, n, seed, frac, capacity,
+                                                            blink_rate):
+    """Time windows with the route bounds of an on-demand core (how files of more than 600
+    customers run): the bounds skip routes and the time span skips positions, and the choices
+    (and random draws) are still those of the twins' full scans."""
+    monkeypatch.setattr(problem_base, "DENSE_CORE_NODES", 0)
+    problem, partial, removed = _case("vrptw", n, seed, capacity, frac)
+    assert problem.core.on_demand
+    data = problem.problem_data()
+    for name, params in (("blink_insertion", {"order": 0, "blink_rate": blink_rate}),
+                         ("blink_insertion", {"order": 4, "blink_rate": blink_rate, "neighbours": 3}),
+                         ("regret_insertion", {"k": 2}), ("regret_insertion", {"k": 3, "neighbours": 3})):
+        complete, state = apply_repair(name, problem.core, partial, removed, seed, params)
+        rng = SplitMix64(seed)
+        assert complete == getattr(twins, name)(partial, removed, data, rng, **params), name
+        assert state == rng.state, name
+        _assert_complete(problem, complete)

@@ -265,3 +265,41 @@ def test_python_operators_get_checked_against_the_windows():
     assert independent_check(p, r.solution)[0]
     good = glns.solve(p, destroy, seeds.greedy_insertion, iterations=5, seed=0)
     assert good.repair_stats[0].failures == 0 and independent_check(p, good.solution)[0]
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_local_search_is_its_plain_python_twin(seed):
+    from glns.operators.library.local_search import local_search
+
+    n = [5, 12, 25, 40][seed % 4]
+    p = make_problem("vrptw", n, 200 + seed, [9, 15, 50][seed % 3])
+    start = _start(p, seed)
+    assert local_search_py(p.core, start) == local_search(start, p.problem_data())
+    # from the nodes a repair reinserted, as the repairs' local_search hook runs it
+    rng = SplitMix64(seed)
+    removed, partial, _ = apply_destroy("random_removal", p.core, start, 1 + n // 3, rng.next_u64())
+    repaired, _ = apply_repair("greedy_insertion", p.core, partial, removed, 0)
+    assert local_search_py(p.core, repaired, removed) == local_search(repaired, p.problem_data(), removed)
+
+
+def test_reference_twins_use_the_cores_time_aware_candidates():
+    p = INSTANCES[0]
+    from glns.neighbours import time_neighbours
+
+    d = p.distances
+    twin = time_neighbours(lambda lo, hi: d[lo:hi], p.time_windows, p.service_times, 1)
+    assert np.array_equal(p.core.neighbours, twin)
+
+
+def test_time_aware_candidates_rank_by_window_fit():
+    # customers 1 and 2 are next to each other but their windows exclude each other (2 closes
+    # long before 1 opens, in either order); customer 3 is farther but fits right after 1
+    xy = np.array([[0.0, 0.0], [10.0, 0.0], [10.5, 0.0], [13.0, 0.0]])
+    tw = np.array([[0, 1000], [500, 510], [10.5, 20], [505, 540]])
+    p = glns.VRPTW(xy, [0, 1, 1, 1], 10, tw, 1.0)
+    assert p.core.neighbours[1].tolist() == [3, 2]
+    plain = glns.VRPTW(xy, [0, 1, 1, 1], 10, tw, 1.0)
+    from glns._core._instance import CoreInstance
+    by_distance = CoreInstance(3, plain.distances, plain.demands, 10, **plain.core_extras(),
+                               time_candidates=False)
+    assert by_distance.neighbours[1].tolist() == [2, 3]

@@ -80,3 +80,50 @@ def test_cli_solves_a_solomon_file(tmp_path):
     routes, cost = glns.read_solution(out)
     p = glns.read(HERE / "tw12.txt")
     assert p.violation(routes) is None and p.cost(routes) == pytest.approx(cost, abs=0.05)
+
+
+def _vrptw_library(tmp_path):
+    """A data folder laid out as shared/data/vrptw, with the test files."""
+    import shutil
+
+    base = tmp_path / "data"
+    for sub, name in (("gh200", "tw12.txt"), ("gh400", "tw12.txt"), ("gh1000", "tw12.vrp")):
+        (base / "vrptw" / sub).mkdir(parents=True)
+        shutil.copy(HERE / name, base / "vrptw" / sub / name)
+    (base / "vrptw" / "gh1000" / "tw12.sol").write_text("Route #1: 1 2\nCost 123.4\n")
+    return base
+
+
+def test_the_vrptw_library_suite_and_its_plain_recheck(tmp_path):
+    from glns.benchmark.runner import _checked_cost
+    from glns.benchmark.suites import library_groups
+
+    groups = library_groups(["vrptw"], _vrptw_library(tmp_path))
+    assert [g.name for g in groups] == ["vrptw-gh200", "vrptw-gh400", "vrptw-gh1000"]
+    assert groups[0].references == [None] and groups[2].references == [123.4]
+    assert all(g.problem == "vrptw" and g.instances[0].rounding == "dimacs" for g in groups)
+    p = groups[2].instances[0]
+    good = glns.solve(p, iterations=100, seed=0).solution
+    cost, err = _checked_cost(p, good)
+    assert err is None and cost == pytest.approx(p.cost(good))
+    tw = p.time_windows
+    late, early = max(range(1, 13), key=lambda c: tw[c, 0]), min(range(1, 13), key=lambda c: tw[c, 1])
+    bad = [[late, early], *[[c] for c in range(1, 13) if c not in (late, early)]]
+    assert _checked_cost(p, bad)[1].startswith("infeasible solution")
+
+
+def test_glns_bench_runs_the_vrptw_library_with_pyvrp(tmp_path):
+    pytest.importorskip("pyvrp")
+    import json
+
+    from glns.cli import main
+
+    out = tmp_path / "out"
+    assert main(["bench", "library", "--libraries", "vrptw", "--data", str(_vrptw_library(tmp_path)),
+                 "--solvers", "default", "pyvrp", "--iterations", "100", "--time-limit", "1",
+                 "--out", str(out), "--no-progress", "--workers", "1"]) == 0
+    runs = json.loads((out / "results.json").read_text())["runs"]
+    assert {(r["group"], r["solver"]) for r in runs} == {
+        (g, s) for g in ("vrptw-gh200", "vrptw-gh400", "vrptw-gh1000") for s in ("default", "pyvrp")}
+    assert all(r["error"] is None and r["cost"] > 0 for r in runs)
+    assert all(r["gap"] is not None for r in runs if r["group"] == "vrptw-gh1000")

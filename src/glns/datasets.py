@@ -190,15 +190,22 @@ def generate_vrptw(n: int, seed: int, layout: str = "mixed", horizon: str = "sho
                  name=f"vrptw{n}_{layout}_{horizon}_{windows}_seed{seed}")
 
 
+#: the Solomon-like classes generate("vrptw", n, seed) cycles through by seed: (layout,
+#: horizon, windows), so consecutive seeds (an evolution's training set) cover all twelve
+VRPTW_CLASSES = tuple((layout, horizon, windows) for horizon in VRPTW_HORIZONS
+                      for windows in VRPTW_WINDOWS for layout in VRPTW_LAYOUTS)
+
+
 def generate(problem: str, n: int, seed: int, capacity: int | None = None) -> Problem:
     """A generated instance of kind `problem` ("tsp", "cvrp", "ovrp", "vrptw"):
     :func:`generate_tsp`, :func:`generate_cvrp`, :func:`generate_ovrp` (capacity None: the
-    paper's; ignored by TSP) or :func:`generate_vrptw` with its defaults (capacity ignored)."""
+    paper's; ignored by TSP) or :func:`generate_vrptw` of class ``VRPTW_CLASSES[seed % 12]``
+    (capacity ignored)."""
     kind = _check_problem(problem)
     if kind == "tsp":
         return generate_tsp(n, seed)
     if kind == "vrptw":
-        return generate_vrptw(n, seed)
+        return generate_vrptw(n, seed, *VRPTW_CLASSES[seed % len(VRPTW_CLASSES)])
     return _generate_vrp(kind, n, seed, PAPER_CAPACITY if capacity is None else capacity)
 
 
@@ -360,7 +367,7 @@ def _vrplib():
     return vrplib
 
 
-def _is_solomon(path: Path) -> bool:
+def is_solomon(path: Path) -> bool:
     """A Solomon-format file (the Solomon and Gehring-Homberger sets): a name line, then
     VEHICLE and CUSTOMER blocks, no ``KEY : value`` header."""
     try:
@@ -375,7 +382,7 @@ def _parse(path: Path) -> dict[str, Any]:
     """vrplib's parse of an instance file; a malformed file is one ValueError naming it."""
     vrplib = _vrplib()
     try:
-        if path.is_file() and _is_solomon(path):
+        if path.is_file() and is_solomon(path):
             inst = vrplib.read_instance(path, instance_format="solomon", compute_edge_weights=False)
             inst.setdefault("edge_weight_type", "EUC_2D")
             inst.setdefault("type", "VRPTW")

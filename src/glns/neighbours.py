@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MAX_NEIGHBOURS", "nearest_neighbours", "quadrant_candidates"]
+__all__ = ["MAX_NEIGHBOURS", "nearest_neighbours", "quadrant_candidates", "time_neighbours",
+           "WAIT_WEIGHT", "WARP_WEIGHT"]
 
 #: neighbours kept per node; enough for related/string removal and granular insertion
 MAX_NEIGHBOURS = 100
@@ -64,3 +65,48 @@ def quadrant_candidates(coords: np.ndarray, dist: np.ndarray, nearest: np.ndarra
         picked.sort(key=lambda w: (d[w], w))
         out[v] = picked[:c]
     return out
+
+
+#: weights of time_neighbours' proximity: the wait before j when j follows i as early as
+#: possible, and the lateness ("time warp") at j when j follows i as late as possible (the
+#: correlation measure of Vidal et al.'s HGS-TW, with their weights)
+WAIT_WEIGHT = 0.2
+WARP_WEIGHT = 1.0
+_ROWS_PER_BLOCK = 512
+
+
+def time_neighbours(distance_rows, windows: np.ndarray, service: np.ndarray, first: int,
+                    max_neighbours: int = MAX_NEIGHBOURS) -> np.ndarray:
+    """For every node of a time-window instance, the routable nodes closest by a proximity that
+    adds to the distance how badly their windows fit one after the other, closest first.
+
+    For i followed directly by j (travel time = distance d): wait = max(ready_j - service_i -
+    d - due_i, 0), warp = max(ready_i + service_i + d - due_j, 0), and proximity(i, j) = d +
+    WAIT_WEIGHT * wait + WARP_WEIGHT * warp; the lists rank by min(proximity(i, j),
+    proximity(j, i)), ties by node id. Two customers near each other whose windows exclude
+    each other are no candidates of each other; a farther one that can be served right before
+    or after is. distance_rows(lo, hi) gives the distance rows lo..hi-1 (dense or computed), so
+    memory stays O(rows per block * n). The depot row (with first = 1) is by distance."""
+    n = len(service)
+    m = n - first
+    k = max(0, min(max_neighbours, m - 1))
+    ready, due = windows[:, 0], windows[:, 1]
+    out = np.empty((n, k), dtype=np.int32)
+    cols = np.arange(first, n)
+    for lo in range(0, n, _ROWS_PER_BLOCK):
+        hi = min(n, lo + _ROWS_PER_BLOCK)
+        d = np.asarray(distance_rows(lo, hi), dtype=np.float64)[:, first:]
+        i = np.arange(lo, hi)[:, None]
+        j = cols[None, :]
+        ahead = d + WAIT_WEIGHT * np.maximum(ready[j] - service[i] - d - due[i], 0.0) \
+            + WARP_WEIGHT * np.maximum(ready[i] + service[i] + d - due[j], 0.0)
+        behind = d + WAIT_WEIGHT * np.maximum(ready[i] - service[j] - d - due[j], 0.0) \
+            + WARP_WEIGHT * np.maximum(ready[j] + service[j] + d - due[i], 0.0)
+        keyed = np.minimum(ahead, behind)
+        if first > 0 and lo == 0:
+            keyed[0] = d[0]                       # the depot: by distance
+        own = np.arange(lo, hi)
+        mine = own >= first
+        keyed[own[mine] - lo, own[mine] - first] = np.inf
+        out[lo:hi] = np.argsort(keyed, axis=1, kind="stable")[:, :k] + first
+    return np.ascontiguousarray(out)

@@ -150,7 +150,9 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
         cand = repair[r](partial, removed, data, rng)
         cand = [list(route) for route in cand if route] if problem.has_depot else list(cand)
         cand_cost = solution_cost(problem, cand)
-        if cand_cost < best_cost:
+        if problem.timed and problem.violation(cand) is not None:
+            s = 3                   # the core rejects a candidate that breaks a window
+        elif cand_cost < best_cost:
             s = 0
         elif cand_cost < cur_cost:
             s = 1

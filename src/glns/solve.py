@@ -73,7 +73,7 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
           iterations: int | None = None, time_limit: float | None = None,
           no_improvement: int | None = None, seed: int = 0,
           params: SolveParams | None = None, initial_solution: Any = None) -> Result:
-    """Solve a TSP, CVRP or OVRP instance with adaptive LNS.
+    """Solve a TSP, CVRP, OVRP or VRPTW instance with adaptive LNS.
 
     destroy, repair: one operator or a list; each a native name ("random_removal",
         "worst_removal", "greedy_insertion"), an :class:`glns.operators.Operator`, a Python
@@ -86,7 +86,7 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
         ``glns.operators.NATIVE_OPERATORS`` for all. destroy may also be a module exported by a
         G-LNS run (``glns.evolution.export``), or the path of its file, with repair left None:
         its best pair runs (its populations when it has no best pair). It must have been
-        evolved for this problem's kind (TSP, CVRP and OVRP operators are never mixed); any
+        evolved for this problem's kind (operators of different kinds are never mixed); any
         mismatch raises OperatorError. ``solve(problem, module.DESTROY, module.REPAIR)`` runs
         its final populations.
     iterations, time_limit (seconds), no_improvement (iterations without a new best): stop at
@@ -97,12 +97,13 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
     params: :class:`SolveParams` (default: scale-aware annealing); ``SolveParams.paper()`` for
         the paper's preset.
     initial_solution: a feasible solution to start from (default: ``params.initial`` says which:
-        random, or on 5,000 customers and more the space-filling start; docs/method.md); one
+        random, or on 5,000 customers and more the space-filling start; with time windows every
+        customer in a random order at its cheapest feasible position; docs/method.md); one
         that breaks the problem's rules raises :class:`glns.InfeasibleSolutionError` (a
         ValueError) naming the first violation.
     """
     if not isinstance(problem, Problem):
-        raise TypeError(f"problem must be a glns TSP, CVRP or OVRP instance, got {type(problem).__name__}")
+        raise TypeError(f"problem must be a glns TSP, CVRP, OVRP or VRPTW instance, got {type(problem).__name__}")
     params = params if params is not None else SolveParams()
     if not isinstance(params, SolveParams):
         raise TypeError(f"params must be SolveParams, got {type(params).__name__}")

@@ -6,7 +6,7 @@ from glns._core._types cimport Inst, NEAR_COLUMNS
 from glns._core._distance cimport dist, ROUND_EXACT, ROUND_NINT, ROUND_TENTHS
 from glns._core._grid import coordinate_neighbours, quadrant_candidates
 
-from glns.neighbours import MAX_NEIGHBOURS, nearest_neighbours
+from glns.neighbours import MAX_NEIGHBOURS, nearest_neighbours, time_neighbours
 
 QUADRANT_PICKS = 5      # per quadrant, of NEAR_COLUMNS candidates
 #: the core's code (_distance.ROUND_*) of each rounding of glns.problems.base.ROUNDINGS
@@ -30,7 +30,7 @@ cdef class CoreInstance:
     def __init__(self, int kind, distances=None, demands=None, capacity=0,
                  int max_neighbours=MAX_NEIGHBOURS, *, coords=None, rounding="exact",
                  bint quadrant=False, windows=None, service=None, durations=None,
-                 int fleet=0):
+                 int fleet=0, bint time_candidates=True):
         """Either `distances` (a dense matrix) or `coords` with `rounding` ("exact" or "nint":
         distances computed on demand, memory O(n * max_neighbours)).
 
@@ -40,7 +40,9 @@ cdef class CoreInstance:
 
         A timed kind (VRPTW) takes windows ((n, 2) ready and due times), service ((n,)
         durations), optionally durations ((n, n) travel times; default: the distances) and
-        fleet (most routes; 0: unlimited)."""
+        fleet (most routes; 0: unlimited). Its candidate lists rank by time-aware proximity
+        (glns.neighbours.time_neighbours) unless time_candidates is False (by distance, as
+        the other kinds; for comparisons)."""
         if kind_init(&self.c, kind) < 0:
             raise ValueError(f"unknown problem kind {kind}")
         if (distances is None) == (coords is None):
@@ -74,6 +76,12 @@ cdef class CoreInstance:
             dist = None
         self.c.rounding = _ROUNDING_CODES[rounding]
         self._set_windows(n, windows, service, durations, fleet)
+        if self.c.timed and time_candidates:
+            # candidates whose windows fit next to each other (glns.neighbours.time_neighbours)
+            neigh = time_neighbours(self._distance_rows(dist, xy if coords is not None else None,
+                                                        rounding),
+                                    np.column_stack([self.ready, self.due]), self.service,
+                                    first, max_neighbours)
         if demands is None:
             demand = np.zeros(n, dtype=np.int64)
         else:
@@ -118,6 +126,22 @@ cdef class CoreInstance:
         near_d.flags.writeable = False
         self.near_distances = near_d
         self.c.near_d = &ndv[0, 0] if near_d.size else NULL
+
+    @staticmethod
+    def _distance_rows(dist, xy, rounding):
+        """rows(lo, hi): distance rows lo..hi-1, from the matrix or computed from coordinates."""
+        if dist is not None:
+            return lambda lo, hi: dist[lo:hi]
+
+        def rows(lo, hi):
+            diff = xy[lo:hi, None, :] - xy[None, :, :]
+            d = np.sqrt((diff * diff).sum(axis=-1))
+            if rounding == "nint":
+                return np.floor(d + 0.5)
+            if rounding == "dimacs":
+                return np.floor(d * 10.0) / 10.0
+            return d
+        return rows
 
     def _set_windows(self, int n, windows, service, durations, int fleet):
         """The time data of a timed kind (Inst.ready, due, service, dur, fleet)."""

@@ -52,11 +52,15 @@ cdef void _route_scan(const Sol *s, const Inst *inst, int v, int r, double rate,
             c[0] = insertion_delta(s, inst, v, r, 0)
             p[0] = 0
         return
-    a = row[L - 1] if is_tour(inst) else 0      # the node before position 0
-    av = dist(inst, a, v)
+    cdef int first = 0
     if inst.timed:
         win_fresh(s, inst, r)
-    for pos in range(last + 1):
+        _time_span(s, inst, v, r, &first, &last)
+        if rate > 0.0:      # the draws of the positions skipped before the span
+            rng[0] = rng_after(rng[0], <uint64_t> first)
+    a = row[L - 1] if is_tour(inst) else (row[first - 1] if first > 0 else 0)  # before `first`
+    av = dist(inst, a, v)
+    for pos in range(first, last + 1):
         if pos < L:
             b = row[pos]
             vb = dist(inst, v, b)
@@ -72,6 +76,32 @@ cdef void _route_scan(const Sol *s, const Inst *inst, int v, int r, double rate,
                 p[0] = pos
         av = vb                                 # d(v, b) is d(b, v) when symmetric
         a = b
+    if inst.timed and rate > 0.0:   # and those of the positions skipped after it
+        rng[0] = rng_after(rng[0], <uint64_t> (last_position(inst, L) - last))
+
+
+cdef inline void _time_span(const Sol *s, const Inst *inst, int v, int r, int *first,
+                            int *last) noexcept nogil:
+    """Narrow [first, last] (the positions of fresh route r) to those where v can keep its
+    window, with two exact bounds: v leaves no earlier than ready + service, so a position
+    before a node whose latest start is earlier cannot be taken (the latest starts increase
+    along the route); and v starts no earlier than the departure from the node before it, so
+    once that departure is past v's due time no later position can be taken (the earliest
+    departures increase along the route). Only comparisons: no distance."""
+    cdef const int *row = &s.nodes[r * s.stride]
+    cdef int L = s.length[r]
+    cdef double leave = inst.ready[v] + inst.service[v] - inst.time_eps
+    cdef double due = inst.due[v] + inst.time_eps
+    cdef int a, lo = first[0], hi = last[0]
+    while lo < L and s.late[row[lo]] < leave:
+        lo += 1
+    while hi > lo:
+        a = row[hi - 1]
+        if s.early[a] + inst.service[a] <= due:
+            break
+        hi -= 1
+    first[0] = lo
+    last[0] = hi
 
 
 cdef inline double _tour_delta(const Sol *s, const Inst *inst, int a, int b, double av,

@@ -811,6 +811,11 @@ cdef class Solution:
             raise ValueError(err)
 
     def random_init(self, seed: int):
+        """The core's random start: a permutation cut into routes by capacity (not for
+        time windows, which it would break: glns.problems.solutions.random_solution)."""
+        if self.inst.c.timed:
+            raise ValueError("a random permutation cut into routes breaks time windows; "
+                             "use glns.problems.solutions.random_solution")
         cdef uint64_t state = <uint64_t>(seed & 0xFFFFFFFFFFFFFFFF)
         sol_random_init(&self.s, &self.inst.c, &state)
 

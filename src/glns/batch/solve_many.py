@@ -105,7 +105,7 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
                executor: Executor | None = None, sandbox: bool | str = False) -> list[Result]:
     """Solve every instance with ``glns.solve`` in parallel; results in input order.
 
-    instances: TSP, CVRP and OVRP instances (kinds may be mixed). destroy, repair: as in
+    instances: TSP, CVRP, OVRP and VRPTW instances (kinds may be mixed). destroy, repair: as in
         ``glns.solve`` (parsed by :func:`glns.operators.spec.parse`) -- one operator or a list,
         each a native name, an Operator (native, from source, or of a module-level function),
         source code, a :class:`glns.operators.PythonSource`, an import path
@@ -143,7 +143,7 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
     instances = list(instances)
     for i, p in enumerate(instances):
         if not isinstance(p, Problem):
-            raise TypeError(f"instances[{i}] is a {type(p).__name__}, not a glns TSP, CVRP or OVRP instance")
+            raise TypeError(f"instances[{i}] is a {type(p).__name__}, not a glns TSP, CVRP, OVRP or VRPTW instance")
     if backend not in BACKENDS:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     workers = check_workers(workers)

@@ -11,6 +11,8 @@ Decisions:
   baseline accepts). One run per core at a time, so time-limited solvers get a whole core each.
 - Costs are never taken from a solver's word: every returned solution is checked with
   ``problem.check`` and costed with ``problem.cost``; an infeasible one becomes a failed run.
+  A VRPTW solution is checked and costed once more by plain Python code that shares nothing
+  with the core (``glns.problems.vrptw.plain_check``).
 - A failed run (crash, timeout, infeasible answer) is recorded with its error and left out of
   the means; the batch goes on.
 - The records are written to ``results.json`` after every (group, solver) batch; a run started
@@ -148,7 +150,16 @@ def _checked_cost(problem: Problem, solution: Any) -> tuple[float | None, str | 
     err = problem.violation(solution) if solution is not None else "no solution"
     if err is not None:
         return None, f"infeasible solution: {err}"
-    return float(problem.cost(solution)), None
+    cost = float(problem.cost(solution))
+    if problem.timed:   # and again by code that shares nothing with the core
+        from glns.problems.vrptw import plain_check
+
+        err, total = plain_check(problem, problem.routes_of(solution))
+        if err is not None:
+            return None, f"infeasible solution (plain check): {err}"
+        if abs(total - cost) > 1e-6 * max(1.0, abs(cost)):
+            return None, f"the core's cost {cost} is not the plain sum {total}"
+    return cost, None
 
 
 def _record(group: Group, i: int, spec: SolverSpec, seed: int, solution: Any, seconds: float | None,

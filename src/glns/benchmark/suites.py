@@ -10,7 +10,11 @@ Two suites:
   read with vrplib, grouped by set as in the paper's appendix, with the best-known values of
   :func:`glns.datasets.best_known`; set X also takes the n > 298 files of ``shared/data/large/X``.
   The large folder adds the groups ``xxl`` (``large/XXL``, CVRP) and ``tsp-large``
-  (``large/TSP``), whose best-known values come from ``large/INDEX.csv``. Needs the data folder.
+  (``large/TSP``), whose best-known values come from ``large/INDEX.csv``. The ``vrptw``
+  library is the Gehring-Homberger files of ``vrptw/`` (groups ``vrptw-gh200``, ``-gh400``,
+  ``-gh1000``), read with DIMACS rounding and the fleet of the file; gh1000's best-known
+  distances come from its .sol files (gh200/gh400's minimise vehicles first: no gap there).
+  Needs the data folder.
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ SYNTHETIC_SIZES = (10, 20, 50, 100, 200)
 #: CVRPLIB sets in the paper's appendix order
 CVRPLIB_SETS = ("A", "B", "E", "F", "M", "P", "X")
 #: file libraries of the library suite: the paper's two, and two groups of the large folder
-LIBRARIES = ("tsplib", "cvrplib", "xxl", "tsp-large")
+LIBRARIES = ("tsplib", "cvrplib", "xxl", "tsp-large", "vrptw")
+#: the VRPTW library's groups: subfolder of ``vrptw/`` and its files' pattern
+VRPTW_GROUPS = (("gh200", "*.txt"), ("gh400", "*.txt"), ("gh1000", "*.vrp"))
 #: large-folder library -> (its subfolder of ``large/``, group name, problem)
 _LARGE = {"xxl": ("XXL", "xxl", "cvrp"), "tsp-large": ("TSP", "tsp-large", "tsp")}
 
@@ -96,7 +102,7 @@ def find_library(data_dir: str | os.PathLike | None = None) -> Path:
     """The folder holding ``tsplib/``, ``cvrplib/`` and/or ``large/``: ``data_dir`` if given,
     else :func:`glns.datasets.shared_data_dir`. Raises FileNotFoundError saying how to provide it."""
     base = Path(data_dir) if data_dir is not None else datasets.shared_data_dir()
-    if base is None or not any((base / d).is_dir() for d in ("tsplib", "cvrplib", "large")):
+    if base is None or not any((base / d).is_dir() for d in ("tsplib", "cvrplib", "large", "vrptw")):
         where = f"{data_dir}" if data_dir is not None else "../shared/data (or $GLNS_DATA)"
         raise FileNotFoundError(
             f"benchmark files not found in {where}: the library suite needs a folder with tsplib/ "
@@ -142,7 +148,7 @@ def _file_group(name: str, problem: str, files: list[Path], rounding: str, max_n
         stem = path.name.split(".")[0]
         ref = datasets.best_known(stem)
         refs.append(ref if ref is not None else (extra_refs or {}).get(stem))
-    label = "best-known (nint distances)"
+    label = f"best-known ({'DIMACS' if rounding == 'dimacs' else rounding} distances)"
     group = Group("library", name, problem, instances, locators, refs, label,
                   positions=[i for i, _ in picked] if every not in (None, 1) else None)
     ceil = [p.stem for p in chosen if (header_field(p, "EDGE_WEIGHT_TYPE") or "").upper() == "CEIL_2D"]
@@ -160,11 +166,26 @@ def _file_group(name: str, problem: str, files: list[Path], rounding: str, max_n
 
 
 def _dimension(path: Path) -> int:
-    # DIMENSION from the header, without parsing the whole file
+    # DIMENSION from the header, without parsing the whole file; a Solomon file has none: its
+    # customer table's rows
     value = header_field(path, "DIMENSION")
+    if value is None and datasets.is_solomon(path):
+        with open(path, encoding="utf-8", errors="replace") as fh:
+            return sum(1 for line in fh if line.split() and line.split()[0].isdigit()
+                       and len(line.split()) == 7)
     if value is None:
         raise ValueError(f"{path}: no DIMENSION in the header")
     return int(value)
+
+
+def _sol_costs(folder: Path) -> dict[str, float]:
+    """name -> the Cost line of each .sol file in `folder` (distance-only best-known values)."""
+    out = {}
+    for sol in folder.glob("*.sol"):
+        for line in sol.read_text(errors="replace").splitlines():
+            if line.lower().startswith("cost") and len(line.split()) > 1:
+                out[sol.stem] = float(line.split()[1])
+    return out
 
 
 def library_groups(which: Sequence[str] = ("tsplib", "cvrplib"), data_dir: str | os.PathLike | None = None,
@@ -207,6 +228,26 @@ def library_groups(which: Sequence[str] = ("tsplib", "cvrplib"), data_dir: str |
 
     if "tsplib" in which:
         add("tsplib", "tsp", list((base / "tsplib").glob("*.tsp")))
+    if "vrptw" in which and rounding == "nint":     # (its own rounding, DIMACS, whatever is asked)
+        for sub, pattern in VRPTW_GROUPS:
+            folder = base / "vrptw" / sub
+            if not folder.is_dir():
+                raise FileNotFoundError(f"{folder} not found: --libraries vrptw needs the "
+                                        "Gehring-Homberger files (shared/data/vrptw)")
+            distance_only = sub == "gh1000"
+            group = _file_group(f"vrptw-{sub}", "vrptw", list(folder.glob(pattern)), "dimacs",
+                                max_nodes, count, every, _sol_costs(folder) if distance_only else {})
+            if group is not None:
+                if not distance_only:
+                    group.references = [None] * len(group.references)
+                    group.notes[:] = ["the published best solutions of these files minimise "
+                                      "vehicles first: no gap; compare the solvers' distances"]
+                group.notes.append("DIMACS rounding (distances and times truncated to one "
+                                   "decimal), the fleet of each file")
+                if every not in (None, 1):
+                    group.notes.insert(0, f"every {every}-th file by size (positions 0, {every}, "
+                                          f"{2 * every}, ... of the files sorted by DIMENSION, name)")
+            groups.append(group)
     if "cvrplib" in which:
         for s in sets:
             files, notes = list((base / "cvrplib" / s).glob("*.vrp")), []

@@ -105,7 +105,7 @@ class EvolutionConfig:
 
     def __post_init__(self) -> None:
         if self.problem not in PROBLEM_KINDS:
-            raise ValueError(f"problem must be tsp, cvrp or ovrp, got {self.problem!r}")
+            raise ValueError(f"problem must be tsp, cvrp, ovrp or vrptw, got {self.problem!r}")
         for name in ("generations", "population", "episodes_per_cycle", "train_count", "iterations",
                      "validation_count", "validation_iterations", "validation_pairs", "max_attempts"):
             value = getattr(self, name)

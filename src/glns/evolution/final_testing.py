@@ -3,7 +3,8 @@
 The default test set is the paper's synthetic test set of the run's problem at its training
 size (64 instances; ``glns.datasets.paper_instances(problem, n, "test")``) with T_test = 500
 iterations per instance, and the gap is taken to the shipped reference objectives of that set
-(``glns.datasets.reference_objectives``). The runs go through the sandbox (the pair is
+(``glns.datasets.reference_objectives``); a problem without a paper set (VRPTW) is tested on
+generated instances (``GENERATED_COUNT``), with the mean cost and no gap. The runs go through the sandbox (the pair is
 generated code) with the run's own solver settings (its sigma preset and adaptive switch), and
 instance i runs with seed ``run_seed(seed, "test", i)`` for every run, so the runs of an
 experiment are tested on identical tasks.
@@ -85,7 +86,15 @@ class FinalTestSettings:
         return cls(**dict(d))
 
 
+#: a problem the paper has no test sets for (VRPTW) is tested on GENERATED_COUNT generated
+#: instances, seeds GENERATED_SEED + i (for VRPTW these cycle through its twelve classes)
+GENERATED_COUNT = 64
+GENERATED_SEED = 40000
+
+
 def _instances(problem: str, size: int) -> list[Any]:
+    if problem not in datasets.PROBLEMS:
+        return [datasets.generate(problem, size, GENERATED_SEED + i) for i in range(GENERATED_COUNT)]
     try:
         return datasets.paper_instances(problem, size, "test")
     except ValueError as exc:
@@ -149,7 +158,8 @@ def final_test(run_dir: str | Path, settings: FinalTestSettings, *, executor: Ex
     cfg = EvolutionConfig.from_dict(RunDirectory.read_run_config(run_dir)["evolution"])
     want = settings.resolved(cfg)
     instances = _instances(cfg.problem, want["size"])[: want["count"]]
-    refs = datasets.reference_objectives(cfg.problem, want["size"])
+    refs = (datasets.reference_objectives(cfg.problem, want["size"])
+            if cfg.problem in datasets.PROBLEMS else None)
     seeds = [run_seed(want["seed"], "test", i) for i in range(len(instances))]
     # the run's solver settings; compiled twins only from the cache, as in the run's episodes
     params = cfg.solve_params()

@@ -115,6 +115,9 @@ def task_description(problem: str, limits: CheckConfig | None = None) -> str:
         f"partial; in repair, in complete. No duplicates, none missing"
         + (", no depot (0) in a route. Every route's total demand <= capacity. Empty routes "
            "are allowed and dropped." if vrp else ".")
+        + (" Every route keeps every time window (service starts by the due time, the route is "
+           "back by the depot's due time): check a position before you insert there; removing "
+           "customers never needs a check." if variant.timed else "")
     )
     check = limits if limits is not None else _CHECK
     call_s = check.call_timeout if limits is not None else DEFAULT_OP_TIMEOUT

@@ -20,7 +20,7 @@ from __future__ import annotations
 import re
 
 #: problem names as they appear after PROBLEM_PREFIX
-PROBLEMS = ("TSP", "CVRP", "OVRP")
+PROBLEMS = ("TSP", "CVRP", "OVRP", "VRPTW")
 #: operator types as they appear after OPERATOR_PREFIX; JOINT is the c2 answer (both kinds)
 DESTROY = "destroy"
 REPAIR = "repair"
@@ -30,7 +30,7 @@ OPERATOR_TYPES = (DESTROY, REPAIR, JOINT)
 PROBLEM_PREFIX = "Problem:"
 OPERATOR_PREFIX = "Operator type:"
 
-_PROBLEM_RE = re.compile(r"Problem:[ \t]*(TSP|CVRP|OVRP)\b")
+_PROBLEM_RE = re.compile(r"Problem:[ \t]*(TSP|CVRP|OVRP|VRPTW)\b")
 _OPERATOR_RE = re.compile(r"Operator type:[ \t]*(destroy and repair|destroy|repair)\b")
 
 
@@ -38,7 +38,7 @@ def problem_marker(problem: str) -> str:
     """The problem line, e.g. ``problem_marker("cvrp") == "Problem: CVRP"``."""
     name = problem.upper()
     if name not in PROBLEMS:
-        raise ValueError(f"problem must be one of tsp, cvrp, ovrp, got {problem!r}")
+        raise ValueError(f"problem must be one of tsp, cvrp, ovrp, vrptw, got {problem!r}")
     return f"{PROBLEM_PREFIX} {name}"
 
 
@@ -56,15 +56,19 @@ def marker_lines(problem: str, kind: str) -> str:
 
 
 def detect(text: str) -> tuple[str, str]:
-    """(problem, kind) asked for in a prompt: ('tsp'|'cvrp'|'ovrp', 'destroy'|'repair'|'joint').
+    """(problem, kind) asked for in a prompt: ('tsp'|'cvrp'|'ovrp'|'vrptw',
+    'destroy'|'repair'|'joint').
 
-    Uses the first marker lines found; without them, keywords: 'OVRP'/'open' before 'CVRP'/
+    Uses the first marker lines found; without them, keywords: 'VRPTW'/'time window' before
+    'OVRP'/'open' before 'CVRP'/
     'capacit' before TSP, and 'destroy' and 'repair' both present in a crossover-like prompt
     ("joint"/"pair"). Defaults: TSP and destroy.
     """
     m = _PROBLEM_RE.search(text)
     if m:
         problem = m.group(1).lower()
+    elif re.search(r"\bVRPTW\b|time windows?\b", text, re.IGNORECASE):
+        problem = "vrptw"
     elif re.search(r"\bOVRP\b|open vehicle routing", text, re.IGNORECASE):
         problem = "ovrp"
     elif re.search(r"\bCVRP\b|capacitated vehicle routing|\bcapacity\b", text, re.IGNORECASE):

@@ -367,7 +367,8 @@ def bad_answer_text(case: str, problem: str, kind: str, rng: random.Random) -> s
 
     For 'joint', one half (chosen by rng) misbehaves and the other is a good corpus operator.
     """
-    family = family_of(problem)
+    # (VRPTW answers misbehave the way VRP ones do: the VRP templates, whose windows they break)
+    family = {"vrptw": "vrp"}.get(family_of(problem), family_of(problem))
     idea = "{A new operator that %s.}" % ("removes well-chosen elements" if kind == "destroy"
                                            else "reinserts the removed elements cheaply"
                                            if kind == "repair" else "works as a coupled pair")

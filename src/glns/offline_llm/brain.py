@@ -235,7 +235,7 @@ class OfflineLLM:
                 found = entry(forced if "/" in forced else f"{family}/{forced}")
             except KeyError as exc:
                 raise DirectiveError(str(exc.args[0])) from None
-            if found.family != family or found.kind not in kinds:
+            if found.kind not in kinds or found not in good_entries(problem, found.kind):
                 raise DirectiveError(f"corpus entry {found.name!r} is no answer to a "
                                      f"{problem.upper()} {'/'.join(kinds)} prompt")
         # a forced entry takes its kind's place; the other kind of a joint answer is drawn

@@ -1,8 +1,10 @@
-"""The offline LLM's good answers: every operator of :mod:`.corpus_tsp` and :mod:`.corpus_vrp`.
+"""The offline LLM's good answers: every operator of :mod:`.corpus_tsp`, :mod:`.corpus_vrp` and
+:mod:`.corpus_vrptw`.
 
 An entry's answer code is its module's imports plus the function's source; its idea is the
 first line of its docstring. TSP prompts get TSP operators; CVRP and OVRP prompts share the
-VRP operators, which honour ``problem_data["open_routes"]``.
+VRP operators, which honour ``problem_data["open_routes"]``; VRPTW prompts get operators
+that keep the time windows.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable
 
-from glns.offline_llm import corpus_tsp, corpus_vrp
+from glns.offline_llm import corpus_tsp, corpus_vrp, corpus_vrptw
 
 __all__ = ["CorpusEntry", "GOOD", "HEADER", "family_of", "good_entries", "entry"]
 
@@ -22,7 +24,7 @@ HEADER = "import math\nimport random\n\nimport numpy as np\n"
 
 @dataclass(frozen=True)
 class CorpusEntry:
-    """One good operator: name 'family/function', family 'tsp' or 'vrp', kind, the function."""
+    """One good operator: name 'family/function', family 'tsp', 'vrp' or 'vrptw', kind, the function."""
 
     name: str
     family: str
@@ -53,22 +55,25 @@ def _entries(module, family: str) -> dict[str, tuple[CorpusEntry, ...]]:
 #: (family, kind) -> entries
 GOOD: dict[tuple[str, str], tuple[CorpusEntry, ...]] = {
     (family, kind): entries
-    for family, module in (("tsp", corpus_tsp), ("vrp", corpus_vrp))
+    for family, module in (("tsp", corpus_tsp), ("vrp", corpus_vrp), ("vrptw", corpus_vrptw))
     for kind, entries in _entries(module, family).items()
 }
 
 
 def family_of(problem: str) -> str:
-    """'tsp' for TSP, 'vrp' for CVRP and OVRP."""
+    """'tsp' for TSP, 'vrp' for CVRP and OVRP, 'vrptw' for VRPTW."""
     problem = problem.lower()
-    if problem not in ("tsp", "cvrp", "ovrp"):
-        raise ValueError(f"problem must be tsp, cvrp or ovrp, got {problem!r}")
-    return "tsp" if problem == "tsp" else "vrp"
+    if problem not in ("tsp", "cvrp", "ovrp", "vrptw"):
+        raise ValueError(f"problem must be tsp, cvrp, ovrp or vrptw, got {problem!r}")
+    return {"tsp": "tsp", "vrptw": "vrptw"}.get(problem, "vrp")
 
 
 def good_entries(problem: str, kind: str) -> tuple[CorpusEntry, ...]:
-    """The good operators for a problem ('tsp'/'cvrp'/'ovrp') and kind ('destroy'/'repair')."""
-    return GOOD[(family_of(problem), kind)]
+    """The good operators for a problem ('tsp'/'cvrp'/'ovrp'/'vrptw') and kind ('destroy'/'repair')."""
+    family = family_of(problem)
+    if family == "vrptw" and kind == "destroy":     # removals keep the windows: VRP ones too
+        return GOOD[(family, kind)] + GOOD[("vrp", kind)]
+    return GOOD[(family, kind)]
 
 
 def entry(name: str) -> CorpusEntry:

@@ -184,6 +184,7 @@ def _sub_problem(problem: Problem, nodes: int, harsh: bool) -> Problem:
     # never the whole matrix of a coordinate instance: only its first m nodes are needed
     dist = (np.array(problem.distances[:m, :m], dtype=float) if problem.explicit_distances
             else euclidean_distances(coords, problem.rounding))
+    extra = problem.extra_parts_of(np.arange(m))
     if harsh and m > 2:
         top = float(dist.max())
         dist = np.rint(dist * (100.0 / top)) if top > 0 else dist
@@ -191,9 +192,23 @@ def _sub_problem(problem: Problem, nodes: int, harsh: bool) -> Problem:
         dist[1, 2] = dist[2, 1] = dist[1, 1] = 0.0
         if coords is not None:
             coords[1] = coords[2]
+        if problem.timed:
+            extra = _harsh_times(extra, dist, 100.0 / top if top > 0 else 1.0)
     name = f"probe-{problem.kind}{m}{'-harsh' if harsh else ''}"
     return type(problem).from_parts(coords, dist, problem.demands[:m], problem.capacity, name=name,
-                                    **problem.extra_parts_of(np.arange(m)))
+                                    **extra)
+
+
+def _harsh_times(extra: dict, dist: np.ndarray, factor: float) -> dict:
+    """The time data of a harsh twin: scaled as its distances were, the travel times the
+    twin's distances, and every due time moved out as far as the twin's rounding and its
+    coincident nodes need for a route of one customer to stay feasible."""
+    windows = np.array(extra["time_windows"], dtype=float) * factor
+    service = np.array(extra["service_times"], dtype=float) * factor
+    windows[1:, 1] = np.maximum(windows[1:, 1], windows[0, 0] + dist[0, 1:])
+    back = windows[1:, 0].clip(min=windows[0, 0] + dist[0, 1:]) + service[1:] + dist[1:, 0]
+    windows[0, 1] = max(windows[0, 1], float(back.max(initial=0.0)))
+    return {**extra, "time_windows": windows, "service_times": service, "durations": None}
 
 
 def _remove(problem: Problem, solution: Any, count: int, rng: SplitMix64) -> tuple[Any, list[int]]:

@@ -4,7 +4,7 @@
 
     glns plot convergence RESULTS.json [--x iteration|seconds|both] [--group G ...] [--solver S ...] -o FILE
     glns plot routes RESULTS.json --instance NAME [--solver S] -o FILE
-    glns plot routes --file INSTANCE.vrp|.tsp [--rounding nint|exact] [--iterations N] -o FILE
+    glns plot routes --file INSTANCE.vrp|.tsp|.txt [--rounding nint|exact|dimacs] [--iterations N] -o FILE
     glns plot weights|synergy (RESULTS.json [--group G ...] [--solver S ...] | RUN_DIR) -o FILE
     glns plot lineage RUN_DIR [-o FILE] [--text] [--dot FILE.dot]   (the operators' family tree)
     glns plot runs EXPERIMENT_DIR [--band minmax|sd] -o FILE   (several runs: mean and spread)
@@ -145,9 +145,11 @@ def add_plot_parser(subparsers: argparse._SubParsersAction) -> argparse.Argument
     r.add_argument("results", nargs="?", metavar="RESULTS.json", help="a glns bench results file")
     r.add_argument("--instance", metavar="NAME", help="instance name in the results file")
     r.add_argument("--solver", metavar="S", help="solver whose solution to draw (needed when several solved it)")
-    r.add_argument("--file", metavar="INSTANCE", help="a TSPLIB .tsp or CVRPLIB .vrp file to solve and draw")
-    r.add_argument("--rounding", choices=["nint", "exact"], default="nint",
-                   help="distances of --file: TSPLIB nint (default) or raw floats")
+    r.add_argument("--file", metavar="INSTANCE", help="a TSPLIB .tsp, CVRPLIB .vrp or Solomon / VRPLIB "
+                   "time-window file to solve and draw")
+    r.add_argument("--rounding", choices=["nint", "exact", "dimacs"], default=None,
+                   help="distances of --file: the file's convention (default: TSPLIB nint, DIMACS "
+                        "tenths for time windows), or as given")
     r.add_argument("--problem", choices=list(PROBLEM_KINDS), help="read --file as this problem")
     r.add_argument("--iterations", type=int, default=1000, help="iterations for --file (default 1000)")
     r.add_argument("--seed", type=int, default=0, help="solver seed for --file")

@@ -103,7 +103,7 @@ def integer_capacity(capacity: Any) -> int:
 
 
 class Problem:
-    """Common part of TSP, CVRP and OVRP. Use the subclasses.
+    """Common part of TSP, CVRP, OVRP and VRPTW. Use the subclasses.
 
     A subclass is a problem variant: it says what its solutions look like (``routes_of``,
     ``solution_from_routes``, ``route_path``), what operators are given (``problem_data``), how
@@ -142,7 +142,7 @@ class Problem:
     name: str
 
     def __init__(self) -> None:  # pragma: no cover - abstract
-        raise TypeError("use TSP, CVRP or OVRP")
+        raise TypeError("use TSP, CVRP, OVRP or VRPTW")
 
     def _set_geometry(self, coords: Any, distances: Any, rounding: str = "exact") -> None:
         if coords is None and distances is None:

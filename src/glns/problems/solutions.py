@@ -11,7 +11,8 @@ import numpy as np
 from glns.problems.base import Problem
 from glns.rng import SplitMix64
 
-__all__ = ["solution_cost", "matrix_cost", "random_solution", "shuffled_nodes", "cut_by_capacity"]
+__all__ = ["solution_cost", "matrix_cost", "random_solution", "shuffled_nodes", "cut_by_capacity",
+           "insertion_solution"]
 
 
 #: the cost is summed per block of this many consecutive node ids (the core's COST_BLOCK_SHIFT)
@@ -64,11 +65,58 @@ def shuffled_nodes(problem: Problem, rng: SplitMix64) -> list[int]:
 
 def random_solution(problem: Problem, rng: SplitMix64) -> Any:
     """The initial solution (docs/method.md): a random permutation, cut greedily by capacity
-    for VRP (as the core does)."""
+    for VRP (as the core does); with time windows every customer of the permutation at its
+    cheapest feasible position (:func:`insertion_solution`, as the core does)."""
     order = shuffled_nodes(problem, rng)
     if not problem.has_depot:   # one tour, as the core's sol_random_init
         return order
+    if problem.timed:
+        return insertion_solution(problem, order)
     return cut_by_capacity(problem, order)
+
+
+def insertion_solution(problem: Problem, order: list[int]) -> list[list[int]]:
+    """The customers of `order`, one by one, each at its cheapest position that keeps the
+    capacity and the time windows (first route and position on ties), or in a new route when
+    that is strictly cheaper and the fleet has a vehicle left, or nothing else fits: the start
+    of a time-window run, the choices of the core's blink insertion without blinks."""
+    d = problem.distances
+    tw, service, travel = problem.time_windows, problem.service_times, problem.durations
+    demands = problem.demands.tolist()
+    tol = 1e-9 * max(float(np.abs(tw).max(initial=1.0)), 1.0)
+
+    def in_time(route: list[int]) -> bool:
+        t, prev = tw[0, 0], 0
+        for c in route:
+            t = max(t + travel[prev, c], tw[c, 0])
+            if t > tw[c, 1] + tol:
+                return False
+            t += service[c]
+            prev = c
+        return t + travel[prev, 0] <= tw[0, 1] + tol
+
+    routes: list[list[int]] = []
+    loads: list[int] = []
+    for c in order:
+        best = (float("inf"), -1, 0)
+        for r, route in enumerate(routes):
+            if loads[r] + demands[c] > problem.capacity:
+                continue
+            for pos in range(len(route) + 1):
+                a = route[pos - 1] if pos > 0 else 0
+                b = route[pos] if pos < len(route) else 0
+                option = (d[a, c] + d[c, b] - d[a, b], r, pos)
+                if option < best and in_time(route[:pos] + [c] + route[pos:]):
+                    best = option
+        cost, r, pos = best
+        vehicle_left = problem.vehicles is None or len(routes) < problem.vehicles
+        if r < 0 or (d[0, c] + d[c, 0] < cost and vehicle_left):
+            routes.append([c])
+            loads.append(demands[c])
+        else:
+            routes[r].insert(pos, c)
+            loads[r] += demands[c]
+    return routes
 
 
 def cut_by_capacity(problem: Problem, order: list[int]) -> list[list[int]]:

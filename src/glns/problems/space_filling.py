@@ -83,9 +83,16 @@ def space_filling_solution(problem: Problem) -> Any:
 
 def start_solution(problem: Problem, initial: str) -> Any:
     """The solution a run starts from under ``SolveParams.initial``, or None for the random
-    start (the core draws it from the run's stream)."""
+    start (the core draws it from the run's stream). Time windows: always None (the core's
+    start by insertion keeps them; a curve cut into routes would not); "space_filling" is
+    then a ValueError."""
     if initial not in INITIAL_SETTINGS:
         raise ValueError(f"initial must be one of {INITIAL_SETTINGS}, got {initial!r}")
+    if problem.timed:
+        if initial == "space_filling":
+            raise ValueError("initial='space_filling' cuts a curve into routes, which breaks time "
+                             "windows; a VRPTW starts by insertion (initial='auto' or 'random')")
+        return None
     if initial == "space_filling" or (
             initial == "auto" and problem.coords is not None and problem.n_customers >= SPACE_FILLING_FROM):
         return space_filling_solution(problem)

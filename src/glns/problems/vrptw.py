@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -10,7 +11,7 @@ from glns.exceptions import InvalidInstanceError
 from glns.problems.base import euclidean_distances, readonly
 from glns.problems.cvrp import CVRP
 
-__all__ = ["VRPTW", "schedule"]
+__all__ = ["VRPTW", "schedule", "plain_check"]
 
 
 class VRPTW(CVRP):
@@ -131,6 +132,39 @@ class VRPTW(CVRP):
         """(customer, arrival, start of service) along a route, computed in plain Python from
         the instance's data (independent of the core)."""
         return schedule(self, route)
+
+
+def plain_check(problem: VRPTW, routes: Sequence[Sequence[int]]) -> tuple[str | None, float]:
+    """(first violation or None, total distance) of a solution, computed in plain Python from
+    the instance's arrays, sharing no code with the core: the benchmarks recheck every
+    solution, glns's and the baselines', with it."""
+    dist = problem.distances.tolist()
+    travel = problem.durations.tolist()
+    tw = problem.time_windows.tolist()
+    service = problem.service_times.tolist()
+    demands = problem.demands.tolist()
+    seen = sorted(int(c) for route in routes for c in route)
+    if seen != list(range(1, problem.n_nodes)):
+        return "not every customer exactly once", math.nan
+    if problem.vehicles is not None and len(routes) > problem.vehicles:
+        return f"{len(routes)} routes, more than the fleet of {problem.vehicles}", math.nan
+    tol = 1e-9 * max(abs(tw[0][1]), 1.0)
+    total = 0.0
+    for k, route in enumerate(routes):
+        if sum(demands[c] for c in route) > problem.capacity:
+            return f"route {k}: capacity exceeded", math.nan
+        t, prev = tw[0][0], 0
+        for c in route:
+            total += dist[prev][c]
+            t = max(t + travel[prev][c], tw[c][0])
+            if t > tw[c][1] + tol:
+                return f"route {k}: customer {c} served at {t:g}, after its due time {tw[c][1]:g}", math.nan
+            t += service[c]
+            prev = c
+        total += dist[prev][0]
+        if t + travel[prev][0] > tw[0][1] + tol:
+            return f"route {k}: back at the depot after it closes", math.nan
+    return None, total
 
 
 def schedule(problem: VRPTW, route: Sequence[int]) -> list[tuple[int, float, float]]:

@@ -20,10 +20,12 @@ import numpy as np
 from glns import datasets
 from glns._core._alns import OperatorTimeout
 from glns._core._native_ops import apply_destroy, apply_repair
-from glns._core._solution import Solution, check
+from glns._core._solution import check
 from glns.exceptions import OperatorError
 from glns.operators import from_source
 from glns.operators.bridge import time_limit
+from glns.problems.solutions import random_solution
+from glns.rng import SplitMix64
 from glns.sandbox.check_types import CheckConfig
 from glns.sandbox.evaluation import _cached
 
@@ -159,9 +161,7 @@ def case_task(source: str, kind: str, function: str | None, problem: str, n: int
     op = _compile(source, kind, function)
     prob = _problem(problem, n, seed, cfg.capacity)
     where = f"on the n={n} {prob.label} instance"
-    sol = Solution(prob.core)
-    sol.random_init(seed)
-    start = sol.routes()
+    start = random_solution(prob, SplitMix64(seed))     # (with time windows: by insertion)
     k = max(1, math.floor(cfg.destroy_fraction * prob.n_customers))
     if kind == "destroy":
         first, second = start, k

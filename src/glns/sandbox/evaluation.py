@@ -18,6 +18,8 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Sequence
 
+import numpy as np
+
 from glns.checks import check_count, check_seed
 from glns.exceptions import OperatorError
 from glns.executors import Executor, TaskResult, WorkerPool
@@ -73,8 +75,13 @@ def _problem_wire(problem: Problem) -> tuple[str, tuple]:
     h.update(f"{problem.kind}|{problem.capacity}|{matrix is None and problem.rounding}|".encode())
     h.update((matrix if matrix is not None else problem.coords).tobytes())
     h.update(problem.demands.tobytes())
+    extra = problem.extra_parts()       # a variant's own parts (VRPTW: windows, ...)
+    for key in sorted(extra):
+        value = extra[key]
+        h.update(f"|{key}=".encode())
+        h.update(value.tobytes() if isinstance(value, np.ndarray) else repr(value).encode())
     spec = (problem.kind, problem.coords, matrix, problem.demands, problem.capacity,
-            problem.name, problem.rounding)
+            problem.name, problem.rounding, extra)
     return h.hexdigest(), spec
 
 
@@ -152,9 +159,9 @@ def _cached(cache: dict, key: Any, build: Any, size: int = _CACHE_SIZE) -> Any:
 
 
 def _build_problem(spec: tuple) -> Problem:
-    kind, coords, distances, demands, capacity, name, rounding = spec
+    kind, coords, distances, demands, capacity, name, rounding, extra = spec
     return problem_class(kind).from_parts(coords, distances, demands, capacity, name=name,
-                                          rounding=rounding)
+                                          rounding=rounding, **extra)
 
 
 def _build_operator(wire: tuple, kind: str, index: int) -> Operator:

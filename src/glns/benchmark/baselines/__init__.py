@@ -4,7 +4,7 @@
 name      solver                         budget     problems
 ========  =============================  =========  ======================================
 ortools   OR-Tools routing, GLS          time       tsp, cvrp, ovrp (time_limit required)
-pyvrp     PyVRP (HGS)                    time       tsp, cvrp, ovrp (time_limit and/or
+pyvrp     PyVRP (HGS)                    time       tsp, cvrp, ovrp, vrptw (time_limit and/or
                                                     iterations; iterations alone is
                                                     reproducible)
 lkh       LKH-3 through elkai            runs       tsp (iterations = LKH runs, default 10;
@@ -75,7 +75,7 @@ def _baselines() -> dict[str, Baseline]:
     elkai = f" (elkai {v['elkai']})" if v["elkai"] else " (elkai)"
     return {b.name: b for b in (
         Baseline("ortools", f"OR-Tools{_short(v['ortools'])} GLS", ("tsp", "cvrp", "ovrp"), "ortools", "time"),
-        Baseline("pyvrp", f"PyVRP{_short(v['pyvrp'])} (HGS)", ("tsp", "cvrp", "ovrp"), "pyvrp", "time"),
+        Baseline("pyvrp", f"PyVRP{_short(v['pyvrp'])} (HGS)", ("tsp", "cvrp", "ovrp", "vrptw"), "pyvrp", "time"),
         Baseline("lkh", f"LKH-3{elkai}", ("tsp",), "elkai", "runs"),
         Baseline("alns", f"alns{_short(v['alns'])} + seed operators", ("tsp", "cvrp", "ovrp"), "alns", "iterations"),
     )}

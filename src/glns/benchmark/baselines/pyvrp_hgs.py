@@ -35,7 +35,8 @@ def solve(problem: Problem, time_limit: float | None, iterations: int | None, se
     # CVRPLIB-like units (largest arc ~1000); integer data of that size keeps the defaults.
     # (time-window files in DIMACS units, scaled by 10, are the data PyVRP's own VRPTW
     # benchmarks run with its defaults: they keep them)
-    factor = 1.0 if problem.timed else max(1.0, top / _PYVRP_TYPICAL_ARC)
+    dimacs = problem.timed and problem.rounding == "dimacs" and not problem.explicit_distances
+    factor = 1.0 if dimacs else max(1.0, top / _PYVRP_TYPICAL_ARC)
     default = PenaltyParams()
     penalty = PenaltyParams(min_penalty=default.min_penalty * factor,
                             max_penalty=default.max_penalty * factor)

@@ -28,7 +28,8 @@ from typing import Any, Iterable, Sequence
 
 import numpy as np
 
-from glns.neighbours import MAX_NEIGHBOURS, nearest_neighbours
+from glns.neighbours import MAX_NEIGHBOURS, nearest_neighbours, time_neighbours
+from glns.operators.seeds.vrptw import route_in_time
 from glns.problems.solutions import matrix_cost
 
 __all__ = ["LS_NEIGHBOURS", "LS_REL_EPS", "local_search", "improving_moves"]
@@ -63,7 +64,11 @@ class _Search:
             self.q = [int(x) for x in problem_data["demands"]]
             self.cap = int(problem_data["capacity"])
             self.routes = [list(r) for r in solution if len(r) > 0]
-        if neighbours is None:
+        if neighbours is None and "time_windows" in problem_data:   # the core's lists
+            neighbours = time_neighbours(lambda lo, hi: dist[lo:hi],
+                                         np.asarray(problem_data["time_windows"]),
+                                         np.asarray(problem_data["service_times"]), 1, MAX_NEIGHBOURS)
+        elif neighbours is None:
             neighbours = nearest_neighbours(dist, self.first, MAX_NEIGHBOURS)
         k = min(LS_NEIGHBOURS, neighbours.shape[1])
         self.neigh = [list(map(int, row[:k])) for row in neighbours]
@@ -74,6 +79,11 @@ class _Search:
         for r in range(len(self.routes)):
             self._index(r)
         self.eps = LS_REL_EPS * self.cost()
+        # time windows (VRPTW): a move that improves is taken only if the routes it changes keep
+        # every window, checked here from scratch (the core: O(1) between routes)
+        self.timed = "time_windows" in problem_data
+        self.problem_data = problem_data
+        self.vehicles = problem_data.get("vehicles")
         self.queue: deque[int] = deque()
         self.inq = [False] * n
 
@@ -99,6 +109,10 @@ class _Search:
             return
         self.inq[v] = True
         self.queue.append(v)
+
+    def in_time(self, *routes: list[int]) -> bool:
+        """Every route given keeps every time window (always without windows)."""
+        return not self.timed or all(route_in_time(route, self.problem_data) for route in routes)
 
     def arc(self, a: int, b: int) -> float:
         if b == END:
@@ -334,7 +348,7 @@ class _Search:
         b = row[hi + 1] if hi < len(row) - 1 else END
         x, y = row[lo], row[hi]
         delta = self.arc(a, y) + self.arc(x, b) - self.arc(a, x) - self.arc(y, b)
-        if delta < -self.eps:
+        if delta < -self.eps and self.in_time(row[:lo] + row[lo:hi + 1][::-1] + row[hi + 1:]):
             row[lo:hi + 1] = row[lo:hi + 1][::-1]
             self._index(r)
             for z in (a, x, y, b):
@@ -357,14 +371,14 @@ class _Search:
             if ru == rv or load[ru] + qv <= cap:
                 if u != pv:
                     delta = rem + (arc(u, v) + arc(v, nu) - arc(u, nu))
-                    if delta < -eps:
+                    if delta < -eps and self.in_time(*self.relocated(v, u, True)):
                         self.relocate(v, u, True)
                         for x in (v, pv, nv, u, nu):
                             self.push(x)
                         return True
                 if u != nv:
                     delta = rem + (arc(pu, v) + arc(v, u) - arc(pu, u))
-                    if delta < -eps:
+                    if delta < -eps and self.in_time(*self.relocated(v, u, False)):
                         self.relocate(v, u, False)
                         for x in (v, pv, nv, pu, u):
                             self.push(x)
@@ -382,7 +396,8 @@ class _Search:
             if load[rv] - qv + qu <= cap and load[ru] - qu + qv <= cap:
                 delta = ((arc(pv, u) + arc(u, nv) - arc(pv, v) - arc(v, nv))
                          + (arc(pu, v) + arc(v, nu) - arc(pu, u) - arc(u, nu)))
-                if delta < -eps:
+                if delta < -eps and self.in_time(rowv[:i] + [u] + rowv[i + 1:],
+                                                  rowu[:j] + [v] + rowu[j + 1:]):
                     rowv[i], rowu[j] = u, v
                     self._index(rv)
                     self._index(ru)
@@ -393,7 +408,7 @@ class _Search:
             if pre[v] + (load[ru] - head_u) <= cap and head_u + (load[rv] - pre[v]) <= cap:
                 tail = 0.0 if (pu == 0 and nv == END) else arc(pu, nv)
                 delta = arc(v, u) + tail - arc(v, nv) - arc(pu, u)
-                if delta < -eps:
+                if delta < -eps and self.in_time(rowv[:i + 1] + rowu[j:], rowu[:j] + rowv[i + 1:]):
                     self.exchange_tails(rv, i + 1, ru, j)
                     for x in (v, nv, u, pu):
                         self.push(x)
@@ -402,14 +417,14 @@ class _Search:
             if pre[u] + (load[rv] - head_v) <= cap and head_v + (load[ru] - pre[u]) <= cap:
                 tail = 0.0 if (pv == 0 and nu == END) else arc(pv, nu)
                 delta = arc(u, v) + tail - arc(pv, v) - arc(u, nu)
-                if delta < -eps:
+                if delta < -eps and self.in_time(rowu[:j + 1] + rowv[i:], rowv[:i] + rowu[j + 1:]):
                     self.exchange_tails(ru, j + 1, rv, i)
                     for x in (v, pv, u, nu):
                         self.push(x)
                     return True
-        if Lv > 1:
+        if Lv > 1 and (self.vehicles is None or len(self.routes) < self.vehicles):
             delta = rem + (arc(0, v) + arc(v, END))
-            if delta < -eps:
+            if delta < -eps and self.in_time(rowv[:i] + rowv[i + 1:]):
                 rowv.pop(i)
                 self.routes.append([v])
                 self._index(rv)
@@ -421,6 +436,15 @@ class _Search:
             if self.try_reverse(rv, 0, Lv - 1):
                 return True
         return False
+
+    def relocated(self, v: int, u: int, after: bool) -> list[list[int]]:
+        """The routes a relocation of v next to u would leave (one when they share a route)."""
+        rv, ru = self.route_of[v], self.route_of[u]
+        without = [x for x in self.routes[rv] if x != v]
+        target = without if ru == rv else list(self.routes[ru])
+        at = target.index(u) + (1 if after else 0)
+        target = target[:at] + [v] + target[at:]
+        return [target] if ru == rv else [without, target]
 
     def relocate(self, v: int, u: int, after: bool) -> None:
         rv, ru = self.route_of[v], self.route_of[u]

@@ -28,7 +28,7 @@ from typing import Any
 
 import numpy as np
 
-from glns.neighbours import nearest_neighbours
+from glns.neighbours import nearest_neighbours, time_neighbours
 from glns.operators import seeds
 
 __all__ = ["greedy_insertion", "blink_insertion", "regret_insertion", "ORDER_RANDOM", "ORDER_DEMAND", "ORDER_FAR",
@@ -42,7 +42,8 @@ ORDER_RANDOM, ORDER_DEMAND, ORDER_FAR, ORDER_CLOSE, ORDER_SISR = range(5)
 def greedy_insertion(partial, removed, problem_data, rng=random):
     """The paper's seed operator of the problem kind (``glns.operators.seeds``): each removed
     node in the given order at its cheapest position."""
-    twins = seeds.tsp if "demands" not in problem_data else seeds.vrp
+    twins = (seeds.tsp if "demands" not in problem_data else
+             seeds.vrptw if "time_windows" in problem_data else seeds.vrp)
     return twins.greedy_insertion(partial, removed, problem_data, rng)
 
 
@@ -63,6 +64,10 @@ class _Partial:
         else:
             self.routes = [list(partial)]
             self.loads = [0]
+        # time windows (VRPTW): each kept position is checked from scratch (the core: O(1))
+        self.timed = "time_windows" in problem_data
+        self.problem_data = problem_data
+        self.vehicles = problem_data.get("vehicles")
         self.where: dict[int, tuple[int, int]] = {}   # routed node -> (route, index)
         for r in range(len(self.routes)):
             self._index(r)
@@ -72,6 +77,11 @@ class _Partial:
             full = None
             if candidates is not None and int(neighbours) <= candidates.shape[1]:
                 table = np.asarray(candidates)
+            elif self.timed:     # the core's lists of a time-window instance
+                d = np.asarray(self.d)
+                table = full = time_neighbours(lambda lo, hi: d[lo:hi],
+                                               np.asarray(problem_data["time_windows"]),
+                                               np.asarray(problem_data["service_times"]), 1)
             else:
                 table = full = nearest_neighbours(np.asarray(self.d), 1 if self.vrp else 0)
             g = min(int(neighbours), table.shape[1])
@@ -98,6 +108,28 @@ class _Partial:
 
     def new_route_cost(self, v: int) -> float:
         return self.arc(0, v) + self.arc(v, None)
+
+    def in_time(self, v: int, r: int, pos: int) -> bool:
+        """v at index pos of route r keeps every time window (always without windows)."""
+        if not self.timed:
+            return True
+        route = self.routes[r]
+        return seeds.vrptw.route_in_time(route[:pos] + [v] + route[pos:], self.problem_data)
+
+    def vehicle_left(self) -> bool:
+        """Another route may be opened within the fleet."""
+        return self.vehicles is None or len(self.routes) < self.vehicles
+
+    def keep(self, best: tuple, v: int, r: int, pos: int) -> tuple:
+        """The better of `best` and v at (r, pos) if that keeps the windows: (cost, route,
+        position), ties to the first route and position; windows checked only when better."""
+        option = (self.delta(v, r, pos), r, pos)
+        return option if option < best and self.in_time(v, r, pos) else best
+
+    def opens(self, v: int, cost: float, r: int) -> bool:
+        """v goes to a new route: nothing else is left, or it is strictly cheaper and the fleet
+        has a vehicle left."""
+        return r < 0 or (self.new_route_cost(v) < cost and self.vehicle_left())
 
     def delta(self, v: int, r: int, pos: int) -> float:
         """Cost change of putting v at index pos of route r (the core's insertion_delta)."""
@@ -173,7 +205,7 @@ def _blink_scan_all(st: _Partial, v: int, rate: float, rng: Any, best: tuple) ->
             continue
         for pos in st.positions(r):
             if not _blinks(rate, rng):
-                best = min(best, (st.delta(v, r, pos), r, pos))   # ties: first route, position
+                best = st.keep(best, v, r, pos)     # ties: first route, position
     return best
 
 
@@ -187,12 +219,12 @@ def _blink_scan_granular(st: _Partial, v: int, near: list[int], rate: float, rng
         if not st.fits(v, r):
             continue
         if not _blinks(rate, rng):
-            best = min(best, (st.delta(v, r, p), r, p))
+            best = st.keep(best, v, r, p)
         q, nxt = st.after(r, p)
         if nxt in marked:      # that position is the one before nxt: offered there
             continue
         if not _blinks(rate, rng):
-            best = min(best, (st.delta(v, r, q), r, q))
+            best = st.keep(best, v, r, q)
     return best
 
 
@@ -222,7 +254,7 @@ def blink_insertion(partial, removed, problem_data, rng=random, order=ORDER_SISR
         if best[1] < 0 and not st.vrp:
             best = _blink_scan_all(st, v, 0.0, rng, best)
         cost, r, pos = best
-        if st.vrp and (r < 0 or st.new_route_cost(v) < cost):
+        if st.vrp and st.opens(v, cost, r):
             r, pos = len(st.routes), 0
         st.insert(v, r, pos)
     return st.result()
@@ -275,7 +307,7 @@ def _regret_options(st: _Partial, v: int, k: int) -> tuple[list, int]:
         return [(cost, pos) for cost, _, pos in scored[:k]], granular
     per_route: list = [None] * len(st.routes)
     for cost, r, pos in scored:
-        if per_route[r] is None:
+        if per_route[r] is None and st.in_time(v, r, pos):
             per_route[r] = (cost, pos)
     return per_route, granular
 
@@ -338,7 +370,7 @@ def regret_insertion(partial, removed, problem_data, rng=random, k=2, neighbours
         if st.vrp:
             entries = [(o[0], r, o[1]) for r, o in enumerate(options) if o is not None]
             cost, r, pos = min(entries) if entries else (math.inf, -1, 0)
-            if r < 0 or st.new_route_cost(v) < cost:
+            if st.opens(v, cost, r):
                 r, pos = len(st.routes), 0
         else:
             r, pos = 0, options[0][1]
