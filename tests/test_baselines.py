@@ -15,7 +15,7 @@ from glns.reference import random_solution, solution_cost
 from glns.rng import SplitMix64
 
 from conftest import make_problem, make_tsp, make_vrp
-from test_brute_force import tsp_optimum, vrp_optimum
+from test_brute_force import tsp_optimum, vrp_optimum, vrptw_optimum
 
 #: short budgets: tiny instances need far less than the benchmark's 5 s / 500 iterations
 BUDGET = {"ortools": {"time_limit": 0.25}, "pyvrp": {"time_limit": 0.25},
@@ -32,6 +32,8 @@ def tiny(kind: str, n: int, seed: int):
     # capacity 15 with demands 1..9: two to four routes, so splitting matters
     if kind == "tsp":
         return make_tsp(n, 300 + seed)
+    if kind == "vrptw":
+        return make_problem("vrptw", n, 400 + seed, 15)
     return make_vrp(glns.CVRP if kind == "cvrp" else glns.OVRP, n, 400 + seed, capacity=15)
 
 
@@ -49,7 +51,8 @@ def test_reaches_brute_force_optimum(name, kind, seed):
     problem = tiny(kind, n, seed)
     run = run_baseline(name, problem, seed=seed, **BUDGET[name])
     problem.check(run.solution)
-    optimum = tsp_optimum(problem) if kind == "tsp" else vrp_optimum(problem)
+    optimum = (tsp_optimum(problem) if kind == "tsp" else
+               vrptw_optimum(problem) if kind == "vrptw" else vrp_optimum(problem))
     assert problem.cost(run.solution) == pytest.approx(optimum, rel=1e-12, abs=scaling_error(problem, run))
 
 

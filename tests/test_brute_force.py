@@ -59,3 +59,48 @@ def test_vrp_feasible_and_optimal_on_tiny_instances(cls, seed):
                         params=glns.SolveParams(destroy_fraction=0.5))
     problem.check(result.solution)
     assert result.cost == pytest.approx(vrp_optimum(problem), rel=1e-12)
+
+
+def vrptw_optimum(problem):
+    """As vrp_optimum, with each route's windows checked from scratch (unlimited fleet)."""
+    d = problem.distances
+    customers = range(1, problem.n_nodes)
+    best = float("inf")
+    for perm in itertools.permutations(customers):
+        m = len(perm)
+        cost = [0.0] + [float("inf")] * m
+        for i in range(m):
+            for j in range(i, m):
+                route = list(perm[i:j + 1])
+                if sum(int(problem.demands[c]) for c in route) > problem.capacity:
+                    break
+                if not _route_in_time(problem, route):
+                    continue
+                total = d[0, route[0]] + sum(d[a, b] for a, b in zip(route, route[1:])) + d[route[-1], 0]
+                if cost[i] + total < cost[j + 1]:
+                    cost[j + 1] = cost[i] + total
+        best = min(best, cost[m])
+    return best
+
+
+def _route_in_time(problem, route):
+    tw, s, d = problem.time_windows, problem.service_times, problem.distances
+    t, prev = tw[0, 0], 0
+    for c in route:
+        t = max(t + d[prev, c], tw[c, 0])
+        if t > tw[c, 1] + 1e-9:
+            return False
+        t += s[c]
+        prev = c
+    return t + d[prev, 0] <= tw[0, 1] + 1e-9
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_vrptw_feasible_and_optimal_on_tiny_instances(seed):
+    from conftest import make_problem
+
+    problem = make_problem("vrptw", 6, 300 + seed, 15)
+    result = glns.solve(problem, iterations=3000, seed=seed,
+                        params=glns.SolveParams(destroy_fraction=0.5))
+    problem.check(result.solution)
+    assert result.cost == pytest.approx(vrptw_optimum(problem), rel=1e-12)

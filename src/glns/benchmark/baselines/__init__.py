@@ -3,7 +3,7 @@
 ========  =============================  =========  ======================================
 name      solver                         budget     problems
 ========  =============================  =========  ======================================
-ortools   OR-Tools routing, GLS          time       tsp, cvrp, ovrp (time_limit required)
+ortools   OR-Tools routing, GLS          time       tsp, cvrp, ovrp, vrptw (time_limit required)
 pyvrp     PyVRP (HGS)                    time       tsp, cvrp, ovrp, vrptw (time_limit and/or
                                                     iterations; iterations alone is
                                                     reproducible)
@@ -74,7 +74,7 @@ def _baselines() -> dict[str, Baseline]:
     v = {m: _installed_version(m) for m in ("ortools", "pyvrp", "elkai", "alns")}
     elkai = f" (elkai {v['elkai']})" if v["elkai"] else " (elkai)"
     return {b.name: b for b in (
-        Baseline("ortools", f"OR-Tools{_short(v['ortools'])} GLS", ("tsp", "cvrp", "ovrp"), "ortools", "time"),
+        Baseline("ortools", f"OR-Tools{_short(v['ortools'])} GLS", ("tsp", "cvrp", "ovrp", "vrptw"), "ortools", "time"),
         Baseline("pyvrp", f"PyVRP{_short(v['pyvrp'])} (HGS)", ("tsp", "cvrp", "ovrp", "vrptw"), "pyvrp", "time"),
         Baseline("lkh", f"LKH-3{elkai}", ("tsp",), "elkai", "runs"),
         Baseline("alns", f"alns{_short(v['alns'])} + seed operators", ("tsp", "cvrp", "ovrp"), "alns", "iterations"),

@@ -11,7 +11,8 @@ import numpy as np
 
 from glns.problems import Problem
 
-__all__ = ["BaselineRun", "integer_distances", "fleet_bound", "best_so_far", "empty_curve"]
+__all__ = ["BaselineRun", "integer_distances", "timed_integers", "fleet_bound", "best_so_far",
+           "empty_curve"]
 
 #: largest scaled distance handed to an integer solver. LKH multiplies every explicit weight by
 #: its PRECISION (100) and keeps it in a C int, so 1e7 * 100 stays far below 2**31; the other
@@ -40,6 +41,30 @@ class BaselineRun:
     iterations: int | None
     curve: dict
     info: dict = field(default_factory=dict)
+
+
+def timed_integers(problem: Problem) -> tuple[np.ndarray, float, np.ndarray, np.ndarray, np.ndarray]:
+    """(distances, scale, travel times, windows, service times) of a VRPTW, all as int64 on one
+    scale: 10 for DIMACS-rounded coordinates (their tenths exactly, as PyVRP's own VRPTW
+    benchmarks do), else :func:`integer_distances`' scale. Times that are not integers on that
+    scale are rounded so that a schedule feasible in integers is feasible in the instance's
+    floats: travel and service times and ready times up, due times down."""
+    if problem.rounding == "dimacs" and not problem.explicit_distances:
+        scale = 10.0
+        dist = np.rint(problem.distances * scale).astype(np.int64)
+    else:
+        dist, scale = integer_distances(problem)
+
+    def scaled(a: Any, up: bool) -> np.ndarray:
+        v = np.asarray(a, dtype=np.float64) * scale
+        near = np.rint(v)
+        exact = np.abs(v - near) <= 1e-6 * np.maximum(1.0, np.abs(v))   # an integer up to noise
+        return np.where(exact, near, np.ceil(v) if up else np.floor(v)).astype(np.int64)
+
+    windows = np.column_stack([scaled(problem.time_windows[:, 0], True),
+                               scaled(problem.time_windows[:, 1], False)])
+    return (dist, scale, scaled(problem.durations, True), windows,
+            scaled(problem.service_times, True))
 
 
 def integer_distances(problem: Problem) -> tuple[np.ndarray, float]:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from glns.benchmark.baselines._common import BaselineRun, best_so_far, fleet_bound, integer_distances
+from glns.benchmark.baselines._common import (BaselineRun, best_so_far, fleet_bound, integer_distances,
+                                              timed_integers)
 from glns.problems import Problem
 
 
@@ -16,9 +17,13 @@ def solve(problem: Problem, time_limit: float, seed: int, version: str | None) -
     from ortools.constraint_solver import pywrapcp, routing_enums_pb2
 
     start = time.perf_counter()
-    dist, scale = integer_distances(problem)
+    if problem.timed:
+        dist, scale, travel, windows, service = timed_integers(problem)
+        vehicles = problem.vehicles or problem.n_customers
+    else:
+        dist, scale = integer_distances(problem)
+        vehicles = fleet_bound(problem)
     n = problem.n_nodes
-    vehicles = fleet_bound(problem)
     manager = pywrapcp.RoutingIndexManager(n, vehicles, 0)
     routing = pywrapcp.RoutingModel(manager)
     # a matrix callback runs in C++ (a Python callback would cost most of the time limit); for
@@ -28,6 +33,8 @@ def solve(problem: Problem, time_limit: float, seed: int, version: str | None) -
     if problem.kind != "tsp":
         load = routing.RegisterUnaryTransitVector([int(q) for q in problem.demands])
         routing.AddDimensionWithVehicleCapacity(load, 0, [int(problem.capacity)] * vehicles, True, "load")
+    if problem.timed:
+        _time_dimension(routing, manager, travel, windows, service, vehicles)
 
     params = pywrapcp.DefaultRoutingSearchParameters()
     params.first_solution_strategy = routing_enums_pb2.FirstSolutionStrategy.PATH_CHEAPEST_ARC
@@ -51,6 +58,23 @@ def solve(problem: Problem, time_limit: float, seed: int, version: str | None) -
               "first_solution": "PATH_CHEAPEST_ARC", "metaheuristic": "GUIDED_LOCAL_SEARCH",
               "seed": None, "seed_note": "OR-Tools takes no seed; the seed argument is ignored",
               "objective": assignment.ObjectiveValue() / scale})
+
+
+def _time_dimension(routing: Any, manager: Any, travel: Any, windows: Any, service: Any,
+                    vehicles: int) -> None:
+    """Time windows as a dimension: leaving i for j takes service[i] + travel[i][j]; waiting is
+    slack; each node's cumulative time (its start of service) within its window; every route
+    within the depot's."""
+    transit = (service[:, None] + travel).tolist()
+    horizon = int(windows[0, 1])
+    callback = routing.RegisterTransitMatrix(transit)
+    routing.AddDimension(callback, horizon, horizon, False, "time")
+    time_dim = routing.GetDimensionOrDie("time")
+    for node in range(1, len(service)):
+        time_dim.CumulVar(manager.NodeToIndex(node)).SetRange(int(windows[node, 0]), int(windows[node, 1]))
+    for v in range(vehicles):
+        time_dim.CumulVar(routing.Start(v)).SetRange(int(windows[0, 0]), horizon)
+        time_dim.CumulVar(routing.End(v)).SetRange(int(windows[0, 0]), horizon)
 
 
 def _read_routes(problem: Problem, routing: Any, manager: Any, assignment: Any, vehicles: int) -> Any:

@@ -7,7 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from glns.benchmark.baselines._common import BaselineRun, best_so_far, fleet_bound, integer_distances
+from glns.benchmark.baselines._common import (BaselineRun, best_so_far, fleet_bound, integer_distances,
+                                              timed_integers)
 from glns.problems import Problem
 
 #: the largest arc PyVRP's default penalty range (0.1 .. 1e5 per unit of excess load, starting
@@ -90,14 +91,7 @@ def _timed_data(problem: Problem, pyvrp: Any) -> tuple[Any, float, int, float]:
     """ProblemData of a VRPTW: distances, travel times, windows and service times on one
     integer scale (10 for DIMACS-rounded data, whose tenths it keeps exactly, as PyVRP's own
     VRPTW benchmarks do); the fleet from the file, else one vehicle per customer."""
-    if problem.rounding == "dimacs" and not problem.explicit_distances:
-        scale = 10.0
-        dist = np.rint(problem.distances * scale).astype(np.int64)
-    else:
-        dist, scale = integer_distances(problem)
-    dur = np.rint(np.asarray(problem.durations) * scale).astype(np.int64)
-    tw = np.rint(problem.time_windows * scale).astype(np.int64)
-    service = np.rint(problem.service_times * scale).astype(np.int64)
+    dist, scale, dur, tw, service = timed_integers(problem)
     n = problem.n_nodes
     xy = problem.coords if problem.coords is not None else np.zeros((n, 2))
     locations = [pyvrp.Location(x=float(x), y=float(y)) for x, y in xy]
