@@ -303,3 +303,14 @@ def test_time_aware_candidates_rank_by_window_fit():
     by_distance = CoreInstance(3, plain.distances, plain.demands, 10, **plain.core_extras(),
                                time_candidates=False)
     assert by_distance.neighbours[1].tolist() == [2, 3]
+
+
+def test_a_fleet_too_small_for_the_start_is_a_clear_error():
+    # customers 1 and 2 must both be served at time 1 (each is 1 away from the depot): two
+    # routes, one vehicle; a start that respects the fleet must come from the caller
+    xy = np.array([[0.0, 0.0], [1.0, 0.0], [-1.0, 0.0]])
+    p = glns.VRPTW(xy, [0, 1, 1], 10, [[0, 100], [1, 1], [1, 1]], 0.0, vehicles=1)
+    with pytest.raises(InfeasibleSolutionError, match="more than the fleet of 1 vehicles"):
+        glns.solve(p, iterations=10)
+    two = glns.VRPTW(xy, [0, 1, 1], 10, [[0, 100], [1, 1], [1, 1]], 0.0, vehicles=2)
+    assert len(glns.solve(two, iterations=10).solution) == 2
