@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MAX_NEIGHBOURS", "nearest_neighbours", "quadrant_candidates", "time_neighbours",
+__all__ = ["MAX_NEIGHBOURS", "nearest_neighbours", "quadrant_candidates", "time_neighbours", "euclidean_rows",
            "WAIT_WEIGHT", "WARP_WEIGHT"]
 
 #: neighbours kept per node; enough for related/string removal and granular insertion
@@ -65,6 +65,20 @@ def quadrant_candidates(coords: np.ndarray, dist: np.ndarray, nearest: np.ndarra
         picked.sort(key=lambda w: (d[w], w))
         out[v] = picked[:c]
     return out
+
+
+def euclidean_rows(coords: np.ndarray, lo: int, hi: int, rounding: str = "exact") -> np.ndarray:
+    """Distance rows lo..hi-1 of an (n, 2) coordinate array, rounded as ``rounding`` says
+    ("exact", "nint": floor(d + 0.5), "dimacs": floor(10 d) / 10): the floats the core computes
+    on demand (``glns._core._distance``)."""
+    diff = coords[lo:hi, None, :] - coords[None, :, :]
+    with np.errstate(over="ignore"):  # huge coordinates give inf, which callers reject
+        block = np.sqrt((diff * diff).sum(axis=-1))
+    if rounding == "nint":
+        return np.floor(block + 0.5)
+    if rounding == "dimacs":
+        return np.floor(block * 10.0) / 10.0
+    return block
 
 
 #: weights of time_neighbours' proximity: the wait before j when j follows i as early as

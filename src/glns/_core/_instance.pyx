@@ -6,7 +6,7 @@ from glns._core._types cimport Inst, NEAR_COLUMNS
 from glns._core._distance cimport dist, ROUND_EXACT, ROUND_NINT, ROUND_TENTHS
 from glns._core._grid import coordinate_neighbours, quadrant_candidates
 
-from glns.neighbours import MAX_NEIGHBOURS, nearest_neighbours, time_neighbours
+from glns.neighbours import MAX_NEIGHBOURS, euclidean_rows, nearest_neighbours, time_neighbours
 
 QUADRANT_PICKS = 5      # per quadrant, of NEAR_COLUMNS candidates
 #: the core's code (_distance.ROUND_*) of each rounding of glns.problems.base.ROUNDINGS
@@ -132,16 +132,7 @@ cdef class CoreInstance:
         """rows(lo, hi): distance rows lo..hi-1, from the matrix or computed from coordinates."""
         if dist is not None:
             return lambda lo, hi: dist[lo:hi]
-
-        def rows(lo, hi):
-            diff = xy[lo:hi, None, :] - xy[None, :, :]
-            d = np.sqrt((diff * diff).sum(axis=-1))
-            if rounding == "nint":
-                return np.floor(d + 0.5)
-            if rounding == "dimacs":
-                return np.floor(d * 10.0) / 10.0
-            return d
-        return rows
+        return lambda lo, hi: euclidean_rows(xy, lo, hi, rounding)
 
     def _set_windows(self, int n, windows, service, durations, int fleet):
         """The time data of a timed kind (Inst.ready, due, service, dur, fleet)."""

@@ -12,6 +12,7 @@ from typing import Any, ClassVar, Sequence
 import numpy as np
 
 from glns.exceptions import InfeasibleSolutionError, InvalidInstanceError, MatrixTooLargeError
+from glns.neighbours import euclidean_rows
 
 __all__ = ["Problem", "euclidean_distances", "plural", "ROUNDINGS", "MAX_MATRIX_BYTES"]
 
@@ -38,14 +39,7 @@ def euclidean_distances(coords: np.ndarray, rounding: str = "exact") -> np.ndarr
     n = coords.shape[0]
     out = np.empty((n, n), dtype=np.float64)
     for lo in range(0, n, _ROWS_PER_BLOCK):
-        diff = coords[lo:lo + _ROWS_PER_BLOCK, None, :] - coords[None, :, :]
-        with np.errstate(over="ignore"):  # huge coordinates give inf, which callers reject
-            block = np.sqrt((diff * diff).sum(axis=-1))
-        if rounding == "nint":
-            block = np.floor(block + 0.5)
-        elif rounding == "dimacs":
-            block = np.floor(block * 10.0) / 10.0
-        out[lo:lo + _ROWS_PER_BLOCK] = block
+        out[lo:lo + _ROWS_PER_BLOCK] = euclidean_rows(coords, lo, min(n, lo + _ROWS_PER_BLOCK), rounding)
     return out
 
 
