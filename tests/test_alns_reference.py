@@ -17,7 +17,13 @@ from conftest import make_problem, make_tsp, make_vrp
 
 PROBLEMS = {"tsp": lambda: make_tsp(18, 11), "cvrp": lambda: make_vrp(glns.CVRP, 18, 12, 25),
             "ovrp": lambda: make_vrp(glns.OVRP, 18, 13, 25),
-            "vrptw": lambda: make_problem("vrptw", 18, 14, 25)}
+            "vrptw": lambda: make_problem("vrptw", 18, 14, 25),
+            # a fixed cost per route: half of it on every depot arc, in the core and the twins
+            "vrptw-route-cost": lambda: _with_route_cost(make_problem("vrptw", 18, 14, 25), 0.7)}
+
+
+def _with_route_cost(p, fee):
+    return glns.VRPTW(p.coords, p.demands, p.capacity, p.time_windows, p.service_times, route_cost=fee)
 
 PARAMS = {
     "paper": glns.SolveParams.paper(),
@@ -46,7 +52,7 @@ PARAMS = {
 def test_native_loop_replays_reference_loop(kind, preset):
     problem = PROBLEMS[kind]()
     params = PARAMS[preset]
-    seeds = BY_PROBLEM[kind]
+    seeds = BY_PROBLEM[problem.kind]
     iterations, seed = 150, 7
     if problem.timed and params.initial == "space_filling":
         with pytest.raises(ValueError, match="breaks time windows"):

@@ -82,6 +82,30 @@ def test_cli_solves_a_solomon_file(tmp_path):
     assert p.violation(routes) is None and p.cost(routes) == pytest.approx(cost, abs=0.05)
 
 
+def test_cli_route_cost_adds_a_fixed_cost_per_route():
+    def solve(*extra):
+        run = subprocess.run([sys.executable, "-m", "glns", "solve", str(HERE / "tw12.txt"),
+                              "--iterations", "300", "--json", *extra],
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 0, run.stderr
+        import json
+
+        return json.loads(run.stdout)
+
+    free, dear = solve(), solve("--route-cost", "100")
+    p = glns.read(HERE / "tw12.txt").with_route_cost(100.0)
+    assert dear["cost"] == pytest.approx(p.cost(dear["solution"]), rel=1e-12)
+    assert dear["cost"] == pytest.approx(glns.read(HERE / "tw12.txt").cost(dear["solution"])
+                                         + 100.0 * dear["routes"], rel=1e-12)
+    assert dear["routes"] <= free["routes"]
+
+def test_cli_route_cost_refuses_other_problems(capsys):
+    from glns.cli import main
+
+    assert main(["solve", "--route-cost", "3"]) == 2        # a CVRP has no route cost
+    assert "--route-cost applies to VRPTW instances, not CVRP" in capsys.readouterr().err
+
+
 def _vrptw_library(tmp_path):
     """A data folder laid out as shared/data/vrptw, with the test files."""
     import shutil

@@ -19,8 +19,14 @@ from glns.solution_files import solution_format
 
 def _instance(args: argparse.Namespace) -> glns.Problem:
     if args.instance:
-        return datasets.read(args.instance, rounding=args.rounding, problem=args.problem)
-    return datasets.generate(args.problem or "cvrp", args.size, args.instance_seed)
+        problem = datasets.read(args.instance, rounding=args.rounding, problem=args.problem)
+    else:
+        problem = datasets.generate(args.problem or "cvrp", args.size, args.instance_seed)
+    if getattr(args, "route_cost", None) is not None:
+        if not problem.timed:
+            raise ValueError(f"--route-cost applies to VRPTW instances, not {problem.label}")
+        problem = problem.with_route_cost(args.route_cost)
+    return problem
 
 
 def _check_out(path: str, problem: glns.Problem) -> None:
@@ -428,6 +434,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="distances of benchmark files: TSPLIB nint (the default for TSPLIB and "
                         "CVRPLIB files), DIMACS tenths (the default for time-window files) or "
                         "raw floats")
+    s.add_argument("--route-cost", type=float, default=None, metavar="COST",
+                   help="VRPTW: a fixed cost per route, added to the total distance (fewer "
+                        "vehicles first when it is large)")
     s.add_argument("--destroy", nargs="+", default=None, metavar="OP",
                    help="destroy operators: native names, FILE.py:FUNCTION, PACKAGE.MODULE:FUNCTION; "
                         "or one exported operator module FILE.py (from glns evolve; no --repair), "

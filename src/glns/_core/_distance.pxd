@@ -15,6 +15,11 @@ cdef enum:
     ROUND_EXACT = 0     # not at all
     ROUND_NINT = 1      # TSPLIB: floor(d + 0.5)
     ROUND_TENTHS = 2    # DIMACS: truncated to one decimal, floor(10 d) / 10
+    ROUND_MASK = 3      # the rounding part of Inst.rounding
+    # Inst.rounding flag: arcs from or to the depot add Inst.depot_fee (a route cost). A flag
+    # of the rounding rather than a test of its own, so that instances without it take the
+    # branches they took before it existed.
+    DEPOT_FEE = 4
 
 
 cdef inline double round_distance(double d, int rounding) noexcept nogil:
@@ -26,8 +31,33 @@ cdef inline double round_distance(double d, int rounding) noexcept nogil:
     return d
 
 
+cdef inline double coordinate_distance(const Inst *inst, int a, int b) noexcept nogil:
+    """Distance a -> b computed from the coordinates (rounded), without the depot fee."""
+    cdef double dx, dy, d
+    dx = inst.xy[2 * a] - inst.xy[2 * b]
+    dy = inst.xy[2 * a + 1] - inst.xy[2 * b + 1]
+    d = sqrt(dx * dx + dy * dy)
+    if inst.rounding & ROUND_MASK:
+        return round_distance(d, inst.rounding & ROUND_MASK)
+    return d
+
+
+cdef inline double _adjusted(const Inst *inst, double d, int a, int b) noexcept nogil:
+    """d rounded as Inst.rounding says, plus the depot fee when it is flagged and a -> b is
+    an arc from or to the depot. The plain roundings come first: their cost is unchanged."""
+    if inst.rounding == ROUND_NINT:
+        return floor(d + 0.5)
+    if inst.rounding == ROUND_TENTHS:
+        return floor(d * 10.0) / 10.0
+    d = round_distance(d, inst.rounding & ROUND_MASK)
+    if (a == 0) != (b == 0):
+        return d + inst.depot_fee
+    return d
+
+
 cdef inline double dist(const Inst *inst, int a, int b) noexcept nogil:
-    """Distance a -> b."""
+    """Cost of the arc a -> b: the distance, plus Inst.depot_fee on an arc from or to the
+    depot (a dense matrix holds it already)."""
     cdef double dx, dy, d
     if inst.dist != NULL:
         return inst.dist[<Py_ssize_t> a * inst.n + b]
@@ -35,7 +65,7 @@ cdef inline double dist(const Inst *inst, int a, int b) noexcept nogil:
     dy = inst.xy[2 * a + 1] - inst.xy[2 * b + 1]
     d = sqrt(dx * dx + dy * dy)
     if inst.rounding:
-        return round_distance(d, inst.rounding)
+        return _adjusted(inst, d, a, b)
     return d
 
 

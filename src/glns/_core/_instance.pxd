@@ -14,6 +14,7 @@ cdef class CoreInstance:
     cdef readonly object due
     cdef readonly object service
     cdef readonly object durations   # float64 (n, n) travel times, or None: travel time = distance
+    cdef readonly double route_cost  # fixed cost per route (Inst.depot_fee is half of it)
     cdef readonly int kind
     cdef readonly int n
     cdef readonly int n_customers  # nodes that must be routed

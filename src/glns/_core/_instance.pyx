@@ -3,7 +3,8 @@ import numpy as np
 from libc.stdint cimport int64_t
 from glns._core._kind cimport kind_init
 from glns._core._types cimport Inst, NEAR_COLUMNS
-from glns._core._distance cimport dist, ROUND_EXACT, ROUND_NINT, ROUND_TENTHS
+from glns._core._distance cimport dist, ROUND_EXACT, ROUND_NINT, ROUND_TENTHS, DEPOT_FEE
+from glns._core._windows cimport travel
 from glns._core._grid import coordinate_neighbours, quadrant_candidates
 
 from glns.neighbours import MAX_NEIGHBOURS, euclidean_rows, nearest_neighbours, time_neighbours
@@ -24,13 +25,23 @@ cdef void _store_near_distances(const Inst *inst, double *out) noexcept nogil:
             out[k] = dist(inst, v, u) if u >= 0 else 0.0
 
 
+def with_depot_fee(matrix, double fee):
+    """A read-only copy of `matrix` with `fee` added to every arc from or to node 0 (the same
+    floats as _distance.dist adds on demand)."""
+    out = np.array(matrix, dtype=np.float64, order="C", copy=True)
+    out[0, 1:] += fee
+    out[1:, 0] += fee
+    out.flags.writeable = False
+    return out
+
+
 cdef class CoreInstance:
     """Arrays of a validated problem, owned by the core (never shared with operators)."""
 
     def __init__(self, int kind, distances=None, demands=None, capacity=0,
                  int max_neighbours=MAX_NEIGHBOURS, *, coords=None, rounding="exact",
                  bint quadrant=False, windows=None, service=None, durations=None,
-                 int fleet=0, bint time_candidates=True):
+                 int fleet=0, bint time_candidates=True, double route_cost=0.0):
         """Either `distances` (a dense matrix) or `coords` with `rounding` ("exact" or "nint":
         distances computed on demand, memory O(n * max_neighbours)).
 
@@ -42,9 +53,17 @@ cdef class CoreInstance:
         durations), optionally durations ((n, n) travel times; default: the distances) and
         fleet (most routes; 0: unlimited). Its candidate lists rank by time-aware proximity
         (glns.neighbours.time_neighbours) unless time_candidates is False (by distance, as
-        the other kinds; for comparisons)."""
+        the other kinds; for comparisons).
+
+        route_cost (closed routes from a depot only): a fixed cost per route, added as half of
+        it on every arc from or to the depot (Inst.depot_fee): the dense matrix holds it (the
+        travel times then default to the matrix without it), on-demand distances add it."""
         if kind_init(&self.c, kind) < 0:
             raise ValueError(f"unknown problem kind {kind}")
+        if route_cost != 0.0 and not (self.c.has_depot and self.c.closed_routes):
+            raise ValueError("a route cost needs closed routes from a depot")
+        if not route_cost >= 0.0:
+            raise ValueError(f"route_cost must be >= 0, got {route_cost}")
         if (distances is None) == (coords is None):
             raise ValueError("give exactly one of distances and coords")
         if rounding not in _ROUNDING_CODES:
@@ -58,6 +77,12 @@ cdef class CoreInstance:
             n = dist.shape[0]
             neigh = nearest_neighbours(dist, first, max_neighbours)
             self.symmetric = bool(np.array_equal(dist, dist.T))
+            plain = dist
+            if route_cost != 0.0:
+                # the fee joins the matrix; the travel times stay the plain distances
+                if durations is None:
+                    durations = dist
+                dist = with_depot_fee(dist, route_cost / 2.0)
             dv = dist
             self.c.dist = &dv[0, 0]
             self.c.xy = NULL
@@ -73,12 +98,17 @@ cdef class CoreInstance:
             self.c.dist = NULL
             self.c.xy = &xv[0, 0]
             self.coords = xy
-            dist = None
+            dist = plain = None
         self.c.rounding = _ROUNDING_CODES[rounding]
+        self.c.depot_fee = route_cost / 2.0
+        if route_cost != 0.0 and coords is not None:
+            self.c.rounding |= DEPOT_FEE        # on-demand distances add the fee
+        self.route_cost = route_cost
         self._set_windows(n, windows, service, durations, fleet)
         if self.c.timed and time_candidates:
-            # candidates whose windows fit next to each other (glns.neighbours.time_neighbours)
-            neigh = time_neighbours(self._distance_rows(dist, xy if coords is not None else None,
+            # candidates whose windows fit next to each other (glns.neighbours.time_neighbours),
+            # by the distances without the fee (a constant on the depot's row ranks alike)
+            neigh = time_neighbours(self._distance_rows(plain, xy if coords is not None else None,
                                                         rounding),
                                     np.column_stack([self.ready, self.due]), self.service,
                                     first, max_neighbours)
@@ -180,10 +210,17 @@ cdef class CoreInstance:
         return self.c.dist == NULL
 
     def distance(self, int a, int b) -> float:
-        """The core's distance a -> b (for tests: the same value whichever way it is stored)."""
+        """The core's cost of the arc a -> b: the distance, plus half the route cost on an arc
+        from or to the depot (for tests: the same value whichever way it is stored)."""
         if not (0 <= a < self.n and 0 <= b < self.n):
             raise IndexError(f"node out of range 0..{self.n - 1}: {a}, {b}")
         return dist(&self.c, a, b)
+
+    def travel_time(self, int a, int b) -> float:
+        """The core's travel time a -> b (a timed kind; for tests)."""
+        if not (0 <= a < self.n and 0 <= b < self.n):
+            raise IndexError(f"node out of range 0..{self.n - 1}: {a}, {b}")
+        return travel(&self.c, a, b)
 
     @property
     def has_depot(self) -> bool:

@@ -10,7 +10,7 @@ from libc.stdlib cimport malloc, calloc, free
 
 from glns._core._types cimport Inst, Sol
 from glns._core._solution cimport sol_slot_end
-from glns._core._distance cimport ROUND_NINT, ROUND_TENTHS
+from glns._core._distance cimport ROUND_MASK, ROUND_NINT, ROUND_TENTHS
 
 
 cdef inline void _empty(RouteBounds *b, int r) noexcept nogil:
@@ -34,7 +34,8 @@ cdef int bounds_init(RouteBounds *b, const Sol *s, const Inst *inst, const int *
     b.box = NULL
     b.diag = NULL
     b.reach = NULL
-    b.slack = 1.5 if inst.rounding == ROUND_NINT else (0.3 if inst.rounding == ROUND_TENTHS else 0.0)
+    cdef int rounding = inst.rounding & ROUND_MASK
+    b.slack = 1.5 if rounding == ROUND_NINT else (0.3 if rounding == ROUND_TENTHS else 0.0)
     if not b.on:
         return 0
     b.boxed = <char *> calloc(max(slots, 1), sizeof(char))

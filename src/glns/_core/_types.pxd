@@ -24,7 +24,11 @@ cdef struct Inst:
     int n               # number of nodes (TSP: cities; VRP: depot + customers)
     const double *dist  # n*n row-major distance matrix, or NULL: distances from `xy`
     const double *xy    # n x 2 coordinates when `dist` is NULL (read through _distance.dist)
-    int rounding        # on-demand distances are rounded: _distance.ROUND_*
+    int rounding        # on-demand distances are rounded: _distance.ROUND_*, with the flag
+                        # _distance.DEPOT_FEE when they add depot_fee
+    double depot_fee    # added to every arc from or to the depot: half the fixed cost per route
+                        # (a closed route has two such arcs). A dense `dist` holds it already;
+                        # on-demand distances add it (_distance.dist). Never part of a travel time.
     const int64_t *demand  # n demands (all zero for TSP)
     int64_t capacity    # vehicle capacity (0 when not capacitated)
     int max_route_len   # most nodes one route can hold (capacity-bound for VRP)

@@ -15,17 +15,20 @@
 # The data of a route is recomputed (win_refresh, O(route)) on the first check after a write:
 # sol_mark, which every write to a route calls, sets Sol.tstale for it.
 from glns._core._types cimport Inst, Sol
-from glns._core._distance cimport dist
+from glns._core._distance cimport dist, coordinate_distance
 
 cdef enum:
     WIN_END = -1    # the end of a route (the depot, as _solution.END)
 
 
 cdef inline double travel(const Inst *inst, int a, int b) noexcept nogil:
-    """Travel time a -> b: the duration matrix when the instance has one, else the distance."""
+    """Travel time a -> b: the duration matrix when the instance has one, else the distance
+    (an instance with a depot fee always has the matrix when its distances are dense)."""
     if inst.dur != NULL:
         return inst.dur[<Py_ssize_t> a * inst.n + b]
-    return dist(inst, a, b)
+    if inst.dist != NULL:
+        return inst.dist[<Py_ssize_t> a * inst.n + b]
+    return coordinate_distance(inst, a, b)
 
 
 cdef void win_refresh(Sol *s, const Inst *inst, int r) noexcept nogil
@@ -97,11 +100,12 @@ cdef inline bint win_between(const Sol *s, const Inst *inst, int a, int v, int b
 
 cdef inline bint win_between_known(const Sol *s, const Inst *inst, int a, int v, int b,
                                    double av, double vb) noexcept nogil:
-    """win_between where the caller has the distances a -> v and v -> b (b == WIN_END: v ->
-    depot) already: they are the travel times unless the instance has durations. The routes
-    of a and b must be fresh. Saves the two distances of a scan that prices the position."""
+    """win_between where the caller has the arc costs a -> v and v -> b (b == WIN_END: v ->
+    depot) already: they are the travel times unless the instance has durations or a depot
+    fee. The routes of a and b must be fresh. Saves the two distances of a scan that prices
+    the position."""
     cdef double t
-    if inst.dur != NULL:
+    if inst.dur != NULL or inst.depot_fee != 0.0:
         av = travel(inst, a, v)
         vb = travel(inst, v, 0 if b == WIN_END else b)
     t = win_leave(s, inst, a) + av

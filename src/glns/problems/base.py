@@ -191,6 +191,13 @@ class Problem:
         return self._matrix
 
     @property
+    def arc_costs(self) -> np.ndarray:
+        """The (n, n) costs the objective sums over a solution's arcs: the distances, plus half
+        the route cost on every arc from or to the depot when the instance has a route cost
+        (VRPTW's ``route_cost``: a closed route has two such arcs)."""
+        return self.distances
+
+    @property
     def n_nodes(self) -> int:
         """Number of nodes, the depot included for VRP."""
         return self._n
@@ -238,7 +245,7 @@ class Problem:
     def problem_data(self) -> dict[str, Any]:
         """The ``problem_data`` dict Python operators get (docs/operator-contract.md): a fresh
         dict of read-only arrays."""
-        return {"distance_matrix": self.distances, "coordinates": self.coords}
+        return {"distance_matrix": self.arc_costs, "coordinates": self.coords}
 
     @classmethod
     def routes_of(cls, solution: Any) -> list[list[int]]:

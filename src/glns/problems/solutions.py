@@ -21,7 +21,7 @@ COST_BLOCK = 16
 
 def solution_cost(problem: Problem, solution: Any) -> float:
     """Objective of a solution, summed in the core's canonical order (see :func:`matrix_cost`)."""
-    return matrix_cost(problem.distances, solution, not problem.has_depot, not problem.closed_routes)
+    return matrix_cost(problem.arc_costs, solution, not problem.has_depot, not problem.closed_routes)
 
 
 def matrix_cost(d: np.ndarray, solution: Any, tsp: bool, open_routes: bool) -> float:
@@ -80,7 +80,7 @@ def insertion_solution(problem: Problem, order: list[int]) -> list[list[int]]:
     capacity and the time windows (first route and position on ties), or in a new route when
     that is strictly cheaper and the fleet has a vehicle left, or nothing else fits: the start
     of a time-window run, the choices of the core's blink insertion without blinks."""
-    d = problem.distances
+    d = problem.arc_costs
     tw, service, travel = problem.time_windows, problem.service_times, problem.durations
     demands = problem.demands.tolist()
     tol = 1e-9 * max(float(np.abs(tw).max(initial=1.0)), 1.0)

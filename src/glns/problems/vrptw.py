@@ -22,8 +22,9 @@ class VRPTW(CVRP):
     customer's window opens, starts service there no later than the window's due time, serves
     for the customer's service time and is back at the depot before the depot's window closes.
     The total demand of a route is within the capacity. The objective is the total distance
-    (the DIMACS convention): fewer vehicles earn nothing. ``vehicles`` bounds the number of
-    routes when given.
+    (the DIMACS convention), plus ``route_cost`` per route when one is given (a cost per
+    vehicle used, so that fewer vehicles come first when it is large). ``vehicles`` bounds the
+    number of routes when given.
 
     Parameters
     ----------
@@ -40,6 +41,10 @@ class VRPTW(CVRP):
         The most routes a solution may have (None: unlimited).
     durations
         (n+1, n+1) travel times, when they are not the distances.
+    route_cost
+        A fixed cost per route (default 0). The objective counts it as half on each arc from
+        or to the depot (:attr:`arc_costs`, and ``problem_data["distance_matrix"]`` for
+        operators); travel times never include it.
     """
 
     kind = "vrptw"
@@ -56,7 +61,8 @@ class VRPTW(CVRP):
         "depot no later than due[0]. Every customer is in exactly one route, exactly once; the "
         "total demand of a route must not exceed the capacity; if a fleet size is given, there "
         "are at most that many routes. Objective: minimise the total length of the routes, "
-        "depot -> first customer -> ... -> last customer -> depot (waiting costs nothing)."
+        "depot -> first customer -> ... -> last customer -> depot (waiting costs nothing), "
+        "plus route_cost for every route."
     )
     data_description = CVRP.data_description + (
         '\n- "time_windows": (n+1) x 2 float numpy array, [ready, due] per node; row 0 is the '
@@ -64,25 +70,48 @@ class VRPTW(CVRP):
         '- "service_times": 1-D float numpy array of length n+1 (0 at the depot).\n'
         '- "durations": (n+1) x (n+1) float numpy array of travel times (equal to the distances '
         "unless the instance says otherwise).\n"
-        '- "vehicles": int, the most routes allowed, or None (unlimited).'
+        '- "vehicles": int, the most routes allowed, or None (unlimited).\n'
+        '- "route_cost": float, the fixed cost of every route (often 0). It is already in '
+        "distance_matrix: half of it on every arc from or to the depot, so the objective is the "
+        "sum of distance_matrix over the arcs of the routes; durations never include it."
     )
 
     def __init__(self, coords: Any = None, demands: Sequence[int] | np.ndarray | None = None,
                  capacity: int | None = None, time_windows: Any = None, service_times: Any = 0.0,
                  *, vehicles: int | None = None, distances: Any = None, durations: Any = None,
-                 name: str = "", rounding: str = "exact") -> None:
+                 route_cost: float = 0.0, name: str = "", rounding: str = "exact") -> None:
         super().__init__(coords, demands, capacity, distances=distances, name=name, rounding=rounding)
         n = self.n_nodes
         self.time_windows = readonly(_check_windows(time_windows, n))
         self.service_times = readonly(_check_service(service_times, n))
         self.vehicles = _check_vehicles(vehicles)
         self._durations = readonly(_check_durations(durations, n)) if durations is not None else None
+        self.route_cost = _check_route_cost(route_cost)
+        self._arc_costs: np.ndarray | None = None
         self._check_reachable()
 
     @property
     def durations(self) -> np.ndarray:
         """Travel times (n+1, n+1): the given matrix, or the distances."""
         return self._durations if self._durations is not None else self.distances
+
+    @property
+    def arc_costs(self) -> np.ndarray:
+        if not self.route_cost:
+            return self.distances
+        if self._arc_costs is None:
+            from glns._core._instance import with_depot_fee
+
+            self._arc_costs = with_depot_fee(self.distances, self.route_cost / 2.0)
+        return self._arc_costs
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {**super().__getstate__(), "_arc_costs": None}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        state.setdefault("route_cost", 0.0)      # pickled before routes could cost
+        state.setdefault("_arc_costs", None)
+        super().__setstate__(state)
 
     def _check_reachable(self) -> None:
         """Every customer can be served by a route of its own (else no solution exists)."""
@@ -109,24 +138,33 @@ class VRPTW(CVRP):
 
     def core_extras(self) -> dict[str, Any]:
         return {"windows": self.time_windows, "service": self.service_times,
-                "durations": self._durations, "fleet": self.vehicles or 0}
+                "durations": self._durations, "fleet": self.vehicles or 0,
+                "route_cost": self.route_cost}
 
     def extra_parts(self) -> dict[str, Any]:
         return {"time_windows": self.time_windows, "service_times": self.service_times,
-                "vehicles": self.vehicles, "durations": self._durations}
+                "vehicles": self.vehicles, "durations": self._durations,
+                "route_cost": self.route_cost}
 
     @classmethod
     def from_parts(cls, coords: Any, distances: Any, demands: Any, capacity: Any,
                    name: str = "", rounding: str = "exact", **extra: Any) -> "VRPTW":
         return cls(coords, demands, capacity, extra.get("time_windows"),
                    extra.get("service_times", 0.0), vehicles=extra.get("vehicles"),
-                   distances=distances, durations=extra.get("durations"), name=name,
-                   rounding=rounding)
+                   distances=distances, durations=extra.get("durations"),
+                   route_cost=extra.get("route_cost", 0.0), name=name, rounding=rounding)
+
+    def with_route_cost(self, route_cost: float) -> "VRPTW":
+        """This instance with another fixed cost per route (a new instance)."""
+        return type(self).from_parts(self.coords, self.distances if self._explicit else None,
+                                     self.demands, self.capacity, name=self.name,
+                                     rounding=self.rounding,
+                                     **{**self.extra_parts(), "route_cost": route_cost})
 
     def problem_data(self) -> dict[str, Any]:
         return {**super().problem_data(), "time_windows": self.time_windows,
                 "service_times": self.service_times, "durations": self.durations,
-                "vehicles": self.vehicles}
+                "vehicles": self.vehicles, "route_cost": self.route_cost}
 
     def schedule(self, route: Sequence[int]) -> list[tuple[int, float, float]]:
         """(customer, arrival, start of service) along a route, computed in plain Python from
@@ -135,9 +173,9 @@ class VRPTW(CVRP):
 
 
 def plain_check(problem: VRPTW, routes: Sequence[Sequence[int]]) -> tuple[str | None, float]:
-    """(first violation or None, total distance) of a solution, computed in plain Python from
-    the instance's arrays, sharing no code with the core: the benchmarks recheck every
-    solution, glns's and the baselines', with it."""
+    """(first violation or None, objective: total distance plus the route costs) of a
+    solution, computed in plain Python from the instance's arrays, sharing no code with the
+    core: the benchmarks recheck every solution, glns's and the baselines', with it."""
     dist = problem.distances.tolist()
     travel = problem.durations.tolist()
     tw = problem.time_windows.tolist()
@@ -164,7 +202,7 @@ def plain_check(problem: VRPTW, routes: Sequence[Sequence[int]]) -> tuple[str | 
         total += dist[prev][0]
         if t + travel[prev][0] > tw[0][1] + tol:
             return f"route {k}: back at the depot after it closes", math.nan
-    return None, total
+    return None, total + problem.route_cost * sum(1 for route in routes if len(route))
 
 
 def schedule(problem: VRPTW, route: Sequence[int]) -> list[tuple[int, float, float]]:
@@ -179,6 +217,16 @@ def schedule(problem: VRPTW, route: Sequence[int]) -> list[tuple[int, float, flo
         t = start + float(problem.service_times[c])
         prev = int(c)
     return out
+
+
+def _check_route_cost(route_cost: Any) -> float:
+    try:
+        value = float(route_cost)
+    except (TypeError, ValueError):
+        raise InvalidInstanceError(f"route_cost must be a number, got {route_cost!r}") from None
+    if not (math.isfinite(value) and value >= 0.0):
+        raise InvalidInstanceError(f"route_cost must be finite and >= 0, got {route_cost!r}")
+    return value
 
 
 def _check_windows(windows: Any, n: int) -> np.ndarray:

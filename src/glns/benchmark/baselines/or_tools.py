@@ -30,6 +30,8 @@ def solve(problem: Problem, time_limit: float, seed: int, version: str | None) -
     # an OVRP its column 0 is zero, so the return to the depot (every route's end) is free
     arc = routing.RegisterTransitMatrix(dist.tolist())
     routing.SetArcCostEvaluatorOfAllVehicles(arc)
+    if problem.timed and problem.route_cost:
+        routing.SetFixedCostOfAllVehicles(int(round(problem.route_cost * scale)))
     if problem.kind != "tsp":
         load = routing.RegisterUnaryTransitVector([int(q) for q in problem.demands])
         routing.AddDimensionWithVehicleCapacity(load, 0, [int(problem.capacity)] * vehicles, True, "load")

@@ -90,7 +90,8 @@ def _problem_data(problem: Problem, pyvrp: Any) -> tuple[Any, float, int, float]
 def _timed_data(problem: Problem, pyvrp: Any) -> tuple[Any, float, int, float]:
     """ProblemData of a VRPTW: distances, travel times, windows and service times on one
     integer scale (10 for DIMACS-rounded data, whose tenths it keeps exactly, as PyVRP's own
-    VRPTW benchmarks do); the fleet from the file, else one vehicle per customer."""
+    VRPTW benchmarks do), the route cost as each vehicle's fixed cost; the fleet from the
+    file, else one vehicle per customer."""
     dist, scale, dur, tw, service = timed_integers(problem)
     n = problem.n_nodes
     xy = problem.coords if problem.coords is not None else np.zeros((n, 2))
@@ -100,6 +101,7 @@ def _timed_data(problem: Problem, pyvrp: Any) -> tuple[Any, float, int, float]:
                             tw_late=int(tw[i, 1])) for i in range(1, n)]
     vehicles = problem.vehicles or problem.n_customers
     vehicle = pyvrp.VehicleType(num_available=vehicles, capacity=[int(problem.capacity)],
-                                tw_early=int(tw[0, 0]), tw_late=int(tw[0, 1]))
+                                tw_early=int(tw[0, 0]), tw_late=int(tw[0, 1]),
+                                fixed_cost=int(round(problem.route_cost * scale)))
     data = pyvrp.ProblemData(locations, clients, [pyvrp.Depot(location=0)], [vehicle], [dist], [dur])
     return data, scale, vehicles, float(dist.max())
