@@ -19,7 +19,7 @@ _spec.loader.exec_module(metrics)
 LAYERS = {
     "glns.exceptions": 0, "glns.rng": 0, "glns.version": 0, "glns.checks": 0,
     "glns._core": 1, "glns.neighbours": 1,
-    "glns.problems": 2, "glns.params": 2, "glns.result": 2, "glns.policy": 2,
+    "glns.problems": 2, "glns.params": 2, "glns.result": 2, "glns.policy": 2, "glns.monitor": 2,
     "glns.solution_files": 2, "glns.llm": 2,
     "glns.datasets": 3, "glns.compiler": 3,
     "glns.operators": 4,

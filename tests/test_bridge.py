@@ -722,8 +722,13 @@ def test_random_state_restored_when_an_operator_interrupts(cvrp):
         np.random.seed(999)
         raise KeyboardInterrupt
 
-    with pytest.raises(KeyboardInterrupt):  # Ctrl-C must still abort a run
-        solve(cvrp, destroy, "greedy_insertion", iterations=10)
+    with pytest.raises(KeyboardInterrupt):  # Ctrl-C still aborts a run when asked to
+        solve(cvrp, destroy, "greedy_insertion", iterations=10, interrupt="raise")
+    assert random.getstate() == py_state
+    assert np.array_equal(np.random.get_state()[1], np_state[1])
+    res = solve(cvrp, destroy, "greedy_insertion", iterations=10)   # by default: the best so far
+    assert res.stop_reason == "interrupted" and res.iterations == 0
+    cvrp.check(res.solution)
     assert random.getstate() == py_state
     assert np.array_equal(np.random.get_state()[1], np_state[1])
 

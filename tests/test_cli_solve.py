@@ -37,7 +37,7 @@ def test_out_sol_read_back(tmp_path, instance, extra):
     # the usual report, plus where the file went
     assert _printed(run.stdout, "solution") == str(out)
     assert [line.split()[0] for line in run.stdout.splitlines()] == [
-        "instance", "cost", "routes", "iterations", "time", "solution"]
+        "instance", "cost", "routes", "iterations", "time", "stopped", "solution"]
     sol = vrplib.read_solution(out)
     assert sol["cost"] == float(_printed(run.stdout, "cost"))
     assert len(sol["routes"]) == int(_printed(run.stdout, "routes"))
@@ -69,7 +69,7 @@ def test_out_of_a_generated_instance(tmp_path, capsys):
 def test_without_out_the_output_is_unchanged(capsys):
     assert main(["solve", "--problem", "cvrp", "--size", "10", "--iterations", "20", "--json"]) == 0
     assert set(json.loads(capsys.readouterr().out)) == {
-        "instance", "cost", "routes", "iterations", "runtime", "solution"}
+        "instance", "cost", "routes", "iterations", "runtime", "stop_reason", "solution"}
 
 
 def _bad_file(tmp_path: Path) -> Path:

@@ -31,6 +31,14 @@ from glns.params import (
 )
 from glns.problems import CVRP as CVRP, OVRP as OVRP, TSP as TSP, VRPTW as VRPTW, Problem as Problem
 from glns.result import OperatorStats as OperatorStats, Result as Result
+from glns.monitor import (
+    Callbacks as Callbacks,
+    MaxIterations as MaxIterations,
+    MaxRuntime as MaxRuntime,
+    NoImprovement as NoImprovement,
+    Progress as Progress,
+    TargetCost as TargetCost,
+)
 from glns.solve import solve as solve
 from glns.batch import BatchError as BatchError, solve_many as solve_many
 from glns import operators as operators
@@ -46,7 +54,8 @@ _LAZY_MODULES = frozenset({
 })
 
 __all__ = [
-    "AutoTemperature", "BatchError", "CVRP", "FixedTemperature", "GlnsError",
+    "AutoTemperature", "BatchError", "Callbacks", "CVRP", "FixedTemperature", "GlnsError",
+    "MaxIterations", "MaxRuntime", "NoImprovement", "Progress", "TargetCost",
     "InfeasibleSolutionError",
     "InvalidInstanceError", "LargeTour", "MatrixTooLargeError", "OVRP", "OperatorError", "OperatorStats", "Problem", "Restart", "Epochs", "Result",
     "SIGMA_AGGRESSIVE", "SIGMA_FLAT", "SIGMA_PAPER", "SolveParams", "TSP", "VRPTW", "read",

@@ -50,14 +50,18 @@ def _cmd_solve(args: argparse.Namespace) -> int:
     if args.out:
         _check_out(args.out, problem)
     params = glns.SolveParams.paper() if args.paper else glns.SolveParams()
+    # the progress table goes to standard error: standard output stays the result (--json)
+    show = sys.stderr.isatty() and not args.json if args.display is None else args.display
     result = glns.solve(problem, _operator_argument(args.destroy), _operator_argument(args.repair),
                         iterations=args.iterations,
-                        time_limit=args.time_limit, seed=args.seed, params=params)
+                        time_limit=args.time_limit, seed=args.seed, params=params,
+                        display=sys.stderr if show else False)
     out = glns.write_solution(args.out, result, problem) if args.out else None
     if args.json:
         record = {"instance": repr(problem), "cost": result.cost,
                   "routes": result.num_routes, "iterations": result.iterations,
-                  "runtime": result.runtime, "solution": result.solution}
+                  "runtime": result.runtime, "stop_reason": result.stop_reason,
+                  "solution": result.solution}
         print(json.dumps(record if out is None else {**record, "out": str(out)}))
     else:
         print(f"instance   {problem!r}")
@@ -65,6 +69,7 @@ def _cmd_solve(args: argparse.Namespace) -> int:
         print(f"routes     {result.num_routes}")
         print(f"iterations {result.iterations}")
         print(f"time       {result.runtime:.3f} s")
+        print(f"stopped    {result.stop_reason}")
         if out is not None:
             print(f"solution   {out}")
         if args.verbose:
@@ -447,6 +452,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--time-limit", type=float, default=None, help="seconds")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--paper", action="store_true", help="use the paper's parameter preset")
+    s.add_argument("--display", action=argparse.BooleanOptionalAction, default=None,
+                   help="a progress table on standard error every second (default: when it is "
+                        "a terminal and --json is not given); Ctrl-C stops the run and keeps "
+                        "its best solution")
     s.add_argument("--json", action="store_true", help="print the result as JSON")
     s.add_argument("-o", "--out", metavar="FILE",
                    help="also write the solution: CVRPLIB .sol (routes in the instance file's "

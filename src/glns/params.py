@@ -299,10 +299,11 @@ class SolveParams:
                             end_ratio=schedule.end_ratio)
 
     def to_core(self, n_customers: int, *, tour: bool = False, iterations: int | None = None,
-                time_limit: float | None = None, no_improvement: int | None = None) -> RunSettings:
+                time_limit: float | None = None, no_improvement: int | None = None,
+                open_ended: bool = False) -> RunSettings:
         """The core's typed settings for an instance with `n_customers` (a TSP when `tour`), with
         the stop budgets (validated by ``glns.solve.stop_settings``; None: not used, at least
-        one is needed)."""
+        one is needed unless `open_ended`: something else stops the run)."""
         k_min, k_max = self.destroy_range(n_customers, tour)
         return RunSettings(k_min=k_min, k_max=k_max, decay=self.decay,
                            scores=tuple(float(s) for s in self.scores),
@@ -313,4 +314,5 @@ class SolveParams:
                            restart_temperature=self.restart.temperature if self.restart else 0.0,
                            epoch_iterations=self.epochs.first_iterations(n_customers) if self.epochs else 0,
                            epoch_growth=self.epochs.growth if self.epochs else 1.0,
-                           epoch_temperature=self.epochs.temperature if self.epochs else 0.0)
+                           epoch_temperature=self.epochs.temperature if self.epochs else 0.0,
+                           open_ended=open_ended)

@@ -47,6 +47,8 @@ class Result:
     differ from `cost`: the copy sums the same arcs in another order).
     iteration_seconds: wall time of each iteration. synergy: S[d, r] (docs/method.md).
     restarts: how often the run went back to its best solution after a stall (SolveParams.restart).
+    stop_reason: why the run stopped: "iterations", "time_limit", "no_improvement",
+    "target_cost", "interrupted" (Ctrl-C) or "callback" (a callback or stop criterion).
     """
 
     problem_kind: str
@@ -63,6 +65,7 @@ class Result:
     synergy: np.ndarray
     initial_temperature: float
     restarts: int = 0
+    stop_reason: str = ""
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property

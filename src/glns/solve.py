@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import math
 import random
-from typing import Any, Iterable
+from typing import Any, Iterable, TextIO
 
 import numpy as np
 
@@ -14,6 +14,7 @@ from glns._core._alns import run_alns
 from glns._core._result import OperatorRecord, RunResult
 from glns.checks import check_count, check_seed
 from glns.exceptions import InfeasibleSolutionError
+from glns.monitor import Callbacks, Display, Monitor, split_stop
 from glns.operators.arguments import parse_arguments
 from glns.operators.bridge import alarm_installed
 from glns.params import LARGE_TOUR_CITIES, SolveParams
@@ -72,7 +73,9 @@ def default_portfolio(problem: Problem) -> tuple[tuple[_ops.Operator, ...], tupl
 def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
           iterations: int | None = None, time_limit: float | None = None,
           no_improvement: int | None = None, seed: int = 0,
-          params: SolveParams | None = None, initial_solution: Any = None) -> Result:
+          params: SolveParams | None = None, initial_solution: Any = None,
+          stop: Any = None, callbacks: Callbacks | None = None,
+          display: bool | TextIO = False, interrupt: str = "return") -> Result:
     """Solve a TSP, CVRP, OVRP or VRPTW instance with adaptive LNS.
 
     destroy, repair: one operator or a list; each a native name ("random_removal",
@@ -90,7 +93,20 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
         mismatch raises OperatorError. ``solve(problem, module.DESTROY, module.REPAIR)`` runs
         its final populations.
     iterations, time_limit (seconds), no_improvement (iterations without a new best): stop at
-        the first one reached; with none given, ``DEFAULT_ITERATIONS``.
+        the first one reached; with none of them and no ``stop`` given, ``DEFAULT_ITERATIONS``.
+    stop: a stop criterion or a list of them (the first met stops the run), next to the
+        budgets above: :class:`glns.MaxIterations`, :class:`glns.MaxRuntime`,
+        :class:`glns.NoImprovement`, :class:`glns.TargetCost` (checked by the native loop at
+        every iteration), or any callable ``f(progress) -> bool`` of a :class:`glns.Progress`
+        (asked every ``glns.monitor.POLL_SECONDS``). With only a target cost or callables the
+        run goes on until one of them is met (or Ctrl-C).
+    callbacks: :class:`glns.Callbacks` (on_start, on_iteration every ``every`` iterations,
+        on_best, on_restart, on_end); one that returns True stops the run.
+    display: True (standard output) or a text stream: a progress table every second.
+    interrupt: what Ctrl-C (SIGINT) during the run does: ``"return"`` stops it within
+        ``POLL_SECONDS`` (or when the Python operator being called returns control) and
+        returns the best solution so far with ``stop_reason == "interrupted"``; ``"raise"``
+        stops it and raises KeyboardInterrupt.
     seed: the same seed gives the same result, Python operators included (their `random` and
         NumPy global streams are seeded from the run's stream before every call, and restored
         to the caller's state afterwards).
@@ -107,10 +123,19 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
     params = params if params is not None else SolveParams()
     if not isinstance(params, SolveParams):
         raise TypeError(f"params must be SolveParams, got {type(params).__name__}")
-    if iterations is None and time_limit is None and no_improvement is None:
+    if interrupt not in ("return", "raise"):
+        raise ValueError(f'interrupt must be "return" or "raise", got {interrupt!r}')
+    if callbacks is not None and not isinstance(callbacks, Callbacks):
+        raise TypeError(f"callbacks must be glns.Callbacks, got {type(callbacks).__name__}")
+    budgets, target, criteria = split_stop(stop)
+    iterations, time_limit, no_improvement = (
+        _tighter(iterations, budgets.get("iterations")), _tighter(time_limit, budgets.get("time_limit")),
+        _tighter(no_improvement, budgets.get("no_improvement")))
+    if iterations is None and time_limit is None and no_improvement is None and stop is None:
         iterations = DEFAULT_ITERATIONS
     settings = params.to_core(problem.n_customers, tour=not problem.has_depot,
-                               **stop_settings(iterations, time_limit, no_improvement))
+                               **stop_settings(iterations, time_limit, no_improvement),
+                               open_ended=stop is not None)
     seed = check_seed(seed)
 
     destroy_ops, repair_ops = parse_arguments(destroy, repair, problem.kind,
@@ -123,14 +148,19 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
         initial_solution = start_solution(work, params.initial)
     elif copy is not None:
         initial_solution = _start_on_copy(problem, copy, initial_solution)
+    shown = None if display is False else Display(None if display is True else display)
+    monitor = Monitor(callbacks, target, criteria, shown,
+                      to_original=copy.to_original if copy is not None else None)
     # binding a Python operator may run probe calls (glns.operators.accelerate): they seed the
     # global random streams, so the caller's state is saved before and restored after it all
     saved = (random.getstate(), np.random.get_state()) if uses_python else None
     try:
         bound_d = [op.bind(work, params.op_timeout, params) for op in destroy_ops]
         bound_r = [op.bind(work, params.op_timeout, params) for op in repair_ops]
+        monitor.start(problem)
         with alarm_installed() if uses_python and params.op_timeout else contextlib.nullcontext():
-            run = run_alns(work.core, bound_d, bound_r, settings, seed, initial_solution)
+            run = run_alns(work.core, bound_d, bound_r, settings, seed, initial_solution,
+                           monitor if monitor.active else None)
     finally:
         if saved is not None:
             random.setstate(saved[0])
@@ -139,7 +169,18 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
         solution, cost = run.best, run.best_cost
     else:   # the caller's ids, and the cost as the caller's instance sums it
         solution, cost = copy.to_original(run.best), copy.cost(run.best)
-    return _result(problem, run, solution, cost, destroy_ops, repair_ops, seed, bound_d, bound_r)
+    result = _result(problem, run, solution, cost, destroy_ops, repair_ops, seed, bound_d, bound_r)
+    monitor.end(result)
+    if run.stop_reason == "interrupted" and interrupt == "raise":
+        raise KeyboardInterrupt
+    return result
+
+
+def _tighter(given: Any, other: Any) -> Any:
+    """The smaller of a budget given directly and the same budget from ``stop`` (None: none)."""
+    if other is None:
+        return given
+    return other if given is None else min(given, other)
 
 
 def _start_on_copy(problem: Problem, copy: Renumbered, start: Any) -> Any:
@@ -177,5 +218,5 @@ def _result(problem: Problem, run: RunResult, solution: Any, cost: float, destro
         destroy_stats=_stats(destroy_ops, run.destroy, bound_d),
         repair_stats=_stats(repair_ops, run.repair, bound_r),
         synergy=run.synergy, initial_temperature=run.initial_temperature,
-        restarts=run.restarts,
+        restarts=run.restarts, stop_reason=run.stop_reason,
     )

@@ -8,7 +8,9 @@
 # iteration). So a run with a longer time limit passes through every state of a shorter run
 # with the same seed, and its best is never worse.
 #
-# Native operators run with the GIL released; the GIL is taken only around Python operators.
+# Native operators run with the GIL released; the GIL is taken only around Python operators,
+# every POLL_SECONDS to let Python handle signals (Ctrl-C stops the run with its best), and at
+# the points a caller's monitor asks for (glns.monitor: callbacks and stop criteria).
 # Python operators get fresh Python lists and return output that is checked (sol_load) before
 # anything of it reaches the core's solutions; a failing operator scores sigma4.
 import random as _py_random
@@ -18,6 +20,7 @@ import numpy as np
 from glns.exceptions import InfeasibleSolutionError
 
 from cpython.mem cimport PyMem_Malloc, PyMem_Free
+from cpython.exc cimport PyErr_CheckSignals
 from libc.stdlib cimport malloc, realloc, free
 from libc.string cimport memcpy, memset
 from libc.math cimport exp, log, pow, floor, INFINITY
@@ -37,6 +40,47 @@ from glns._core._kind cimport is_tour
 from glns._core._windows cimport win_route_ok
 from glns._core._settings cimport RunSettings, FixedSchedule, AutoSchedule
 from glns._core._result cimport OperatorRecord, RunResult
+
+
+#: seconds between two looks at pending signals (Ctrl-C) from the native loop
+POLL_SECONDS = 0.02
+#: why a run stopped (RunResult.stop_reason)
+STOP_REASONS = ("iterations", "time_limit", "no_improvement", "target_cost", "interrupted",
+                "callback")
+cdef enum:
+    STOP_ITERATIONS = 0
+    STOP_TIME = 1
+    STOP_NO_IMPROVEMENT = 2
+    STOP_TARGET = 3
+    STOP_INTERRUPTED = 4
+    STOP_CALLBACK = 5
+    STOP_NONE = -1
+
+
+cdef int _poll_signals(list pending) noexcept:
+    """STOP_INTERRUPTED when Python's signal handlers raised KeyboardInterrupt, STOP_CALLBACK
+    when they raised anything else (kept in `pending`, raised once the loop has ended), else
+    STOP_NONE."""
+    try:
+        PyErr_CheckSignals()
+    except KeyboardInterrupt:
+        return STOP_INTERRUPTED
+    except BaseException as exc:
+        pending.append(exc)
+        return STOP_CALLBACK
+    return STOP_NONE
+
+
+cdef int _ask(object call, tuple args, list pending) noexcept:
+    """STOP_CALLBACK when a monitor's callback asks to stop (returns True) or raises (the
+    exception kept in `pending`), STOP_INTERRUPTED on Ctrl-C inside it, else STOP_NONE."""
+    try:
+        return STOP_CALLBACK if call(*args) else STOP_NONE
+    except KeyboardInterrupt:
+        return STOP_INTERRUPTED
+    except BaseException as exc:
+        pending.append(exc)
+        return STOP_CALLBACK
 
 
 class OperatorTimeout(BaseException):
@@ -328,9 +372,19 @@ def check_sync(bint on) -> None:
 
 
 def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
-             RunSettings settings not None, uint64_t seed, initial=None) -> RunResult:
+             RunSettings settings not None, uint64_t seed, initial=None,
+             object monitor=None) -> RunResult:
     """Run the adaptive LNS loop with `settings` (see glns.solve): native operators bound by
     glns.operators (NativeOperator), Python ones anything with invoke(). Returns a RunResult.
+
+    monitor (glns.monitor.Monitor, optional): `every` (call iteration(...) every that many
+    iterations; 0: never), `target` (stop once the best cost is at most it), `wants_best`
+    (call best(solution, cost, iteration, seconds) on every new best), `wants_restart` (call
+    restart(iteration, seconds, best cost, restarts)), `wants_tick` (call tick(iteration,
+    seconds, best cost, current cost, restarts) every POLL_SECONDS); a call that returns True
+    stops the run.
+    Ctrl-C (a KeyboardInterrupt from Python's handler, looked for every POLL_SECONDS and around
+    Python operators) stops it too; RunResult.stop_reason says why it stopped.
     """
     if not destroy_ops or not repair_ops:
         raise ValueError("at least one destroy and one repair operator are required")
@@ -396,8 +450,9 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
         if max_iter > 0:
             alpha = pow(auto.end_ratio, 1.0 / max_iter) if T0 > 0 else 1.0
             iteration_schedule = True
-        elif time_limit > 0 and settings.epoch_iterations > 0:
-            # epochs of iterations that do not depend on the budget (module comment)
+        elif ((time_limit > 0 or max_no_improve < 0) and settings.epoch_iterations > 0):
+            # epochs of iterations that do not depend on the budget (module comment); also
+            # when nothing but a target cost or the caller's monitor stops the run
             epoch_len = settings.epoch_iterations
             epoch_end = epoch_len
             alpha = pow(auto.end_ratio, 1.0 / epoch_len) if T0 > 0 else 1.0
@@ -424,6 +479,15 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
     cdef double t_anchor = 0.0
 
     cdef int64_t it = 0, since_best = 0
+    cdef int stop = STOP_NONE
+    cdef list pending = []
+    cdef double poll_seconds = POLL_SECONDS
+    cdef double next_poll = t_start + poll_seconds
+    cdef int64_t every = monitor.every if monitor is not None else 0
+    cdef double target = monitor.target if monitor is not None else -INFINITY
+    cdef bint want_best = monitor is not None and monitor.wants_best
+    cdef bint want_restart = monitor is not None and monitor.wants_restart
+    cdef bint want_tick = monitor is not None and monitor.wants_tick
     cdef int d, r, sigma, k, n_removed
     cdef double t_iter, elapsed, f_new, t_op
     cdef Sol tmp
@@ -436,11 +500,32 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
             t_iter = now()
             elapsed = t_iter - t_start
             if max_iter >= 0 and it >= max_iter:
+                stop = STOP_ITERATIONS
                 break
             if time_limit > 0 and elapsed >= time_limit:
+                stop = STOP_TIME
                 break
             if max_no_improve >= 0 and since_best >= max_no_improve:
+                stop = STOP_NO_IMPROVEMENT
                 break
+            if run.best.cost <= target:
+                stop = STOP_TARGET
+                break
+            if t_iter >= next_poll:
+                next_poll = t_iter + poll_seconds
+                with gil:
+                    stop = _poll_signals(pending)
+                    if stop == STOP_NONE and want_tick:
+                        stop = _ask(monitor.tick, (it, elapsed, run.best.cost, run.cur.cost,
+                                                   restarts), pending)
+                if stop != STOP_NONE:
+                    break
+            if every > 0 and it % every == 0 and it > 0:
+                with gil:
+                    stop = _ask(monitor.iteration, (it, elapsed, run.best.cost, run.cur.cost,
+                                                    restarts), pending)
+                if stop != STOP_NONE:
+                    break
             if ((stall_iters > 0 and since_anchor >= stall_iters)
                     or (stall_seconds > 0 and elapsed - t_anchor >= stall_seconds)):
                 _back_to_best(&run.cur, &run.cand, &run.best, c)
@@ -452,6 +537,11 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
                 t_a = elapsed
                 if iteration_schedule and T > 0:
                     alpha = pow(T_end / T, 1.0 / (max_iter - it))
+                if want_restart:
+                    with gil:
+                        stop = _ask(monitor.restart, (it, elapsed, run.best.cost, restarts), pending)
+                    if stop != STOP_NONE:
+                        break
             if epoch_schedule and it >= epoch_end:
                 # the next epoch: from the best solution, cooling from epoch_temperature * T0
                 _back_to_best(&run.cur, &run.cand, &run.best, c)
@@ -460,6 +550,11 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
                 epoch_end = it + epoch_len
                 T = T0 * settings.epoch_temperature
                 alpha = pow(T_end / T, 1.0 / epoch_len) if T > 0 else 1.0
+                if want_restart:
+                    with gil:
+                        stop = _ask(monitor.restart, (it, elapsed, run.best.cost, restarts), pending)
+                    if stop != STOP_NONE:
+                        break
             if time_schedule:
                 T = T_a * pow(T_end / T_a, (elapsed - t_a) / (time_limit - t_a)) if T_a > 0 else 0.0
 
@@ -479,11 +574,17 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
                 D.seconds[d] += now() - t_op
             else:
                 with gil:
-                    err = _python_destroy(D, d, &run.cand, c, k, run.removed, &n_removed, &rng)
+                    try:
+                        err = _python_destroy(D, d, &run.cand, c, k, run.removed, &n_removed, &rng)
+                    except KeyboardInterrupt:
+                        stop = STOP_INTERRUPTED     # the iteration is dropped, not scored
+                        err = None
                     if err is not None:
                         ok = False
                         D.failures[d] += 1
                         D.last_error[d] = err
+                if stop != STOP_NONE:
+                    break
             if ok:
                 repair_called = True
                 if R.native[r].repair != NULL:
@@ -499,12 +600,18 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
                                                else "a route breaks a time window")
                 else:
                     with gil:
-                        err = _python_repair(R, r, &run.cand, c, run.removed, n_removed, &rng,
-                                             run.scratch)
+                        try:
+                            err = _python_repair(R, r, &run.cand, c, run.removed, n_removed, &rng,
+                                                 run.scratch)
+                        except KeyboardInterrupt:
+                            stop = STOP_INTERRUPTED
+                            err = None
                         if err is not None:
                             ok = False
                             R.failures[r] += 1
                             R.last_error[r] = err
+                    if stop != STOP_NONE:
+                        break
             D.calls[d] += 1
             if repair_called:
                 R.calls[r] += 1
@@ -549,14 +656,23 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
             grow_push(&run.best_curve, run.best.cost)
             grow_push(&run.cur_curve, run.cur.cost)
             grow_push(&run.iter_time, now() - t_iter)
+            if sigma == 0 and want_best:
+                with gil:
+                    stop = _ask(monitor.best, (sol_to_py(&run.best, c), run.best.cost, it,
+                                               now() - t_start), pending)
+                if stop != STOP_NONE:
+                    break
 
     total = now() - t_start
     if sync_mismatches:
         raise AssertionError(f"sol_sync left the candidate unlike the current solution "
                              f"at iteration {it}")
+    if pending:
+        raise pending[0]
     return RunResult(
         best=sol_to_py(&run.best, c), best_cost=run.best.cost, iterations=it, runtime=total,
         best_curve=grow_to_numpy(&run.best_curve), current_curve=grow_to_numpy(&run.cur_curve),
         iteration_seconds=grow_to_numpy(&run.iter_time), destroy=D.record(), repair=R.record(),
         synergy=synergy, initial_temperature=T0, restarts=restarts,
+        stop_reason=STOP_REASONS[stop] if stop != STOP_NONE else "iterations",
     )

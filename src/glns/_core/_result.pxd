@@ -25,3 +25,4 @@ cdef class RunResult:
     cdef readonly object synergy
     cdef readonly double initial_temperature
     cdef readonly int64_t restarts
+    cdef readonly str stop_reason

@@ -29,7 +29,7 @@ cdef class RunResult:
     def __init__(self, *, best, double best_cost, int64_t iterations, double runtime, best_curve,
                  current_curve, iteration_seconds, OperatorRecord destroy not None,
                  OperatorRecord repair not None, synergy, double initial_temperature,
-                 int64_t restarts=0):
+                 int64_t restarts=0, str stop_reason="iterations"):
         self.best = best
         self.best_cost = best_cost
         self.iterations = iterations
@@ -42,6 +42,7 @@ cdef class RunResult:
         self.synergy = synergy
         self.initial_temperature = initial_temperature
         self.restarts = restarts
+        self.stop_reason = stop_reason
 
     def __repr__(self) -> str:
         return (f"RunResult(best_cost={self.best_cost!r}, iterations={self.iterations}, "

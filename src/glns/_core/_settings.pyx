@@ -31,12 +31,13 @@ cdef class AutoSchedule:
 
 cdef class RunSettings:
     """The settings of one run: destroy range, weight update, scores, temperature schedule and
-    stop budgets (None: not used; at least one is required). See glns.params.SolveParams."""
+    stop budgets (None: not used; at least one is required unless `open_ended`: then the run's
+    monitor, a target cost or Ctrl-C stops it). See glns.params.SolveParams."""
 
     def __init__(self, *, int k_min, int k_max, double decay, scores, temperature, bint adaptive,
                  iterations, time_limit, no_improvement, double restart_stall=0.0,
                  double restart_temperature=0.0, int64_t epoch_iterations=0, double epoch_growth=1.0,
-                 double epoch_temperature=0.0):
+                 double epoch_temperature=0.0, bint open_ended=False):
         if k_min < 1 or k_max < k_min:
             raise ValueError(f"invalid destroy range {k_min}..{k_max}")
         scores = tuple(float(s) for s in scores)
@@ -44,7 +45,7 @@ cdef class RunSettings:
             raise ValueError(f"scores must be 4 numbers, got {len(scores)}")
         if not isinstance(temperature, (FixedSchedule, AutoSchedule)):
             raise TypeError(f"temperature must be FixedSchedule or AutoSchedule, got {type(temperature).__name__}")
-        if iterations is None and time_limit is None and no_improvement is None:
+        if iterations is None and time_limit is None and no_improvement is None and not open_ended:
             raise ValueError("no stopping criterion: give iterations, time_limit or no_improvement")
         if (iterations is not None and iterations < 0) or (
                 no_improvement is not None and no_improvement < 0):
