@@ -41,9 +41,12 @@ def test_invalid_route_cost_is_a_clear_error(value, message):
         with_route_cost(make_problem("vrptw", 5, 1, 10), value)
 
 
+@pytest.mark.parametrize("rounding", ["exact", "nint", "dimacs"])
 @pytest.mark.parametrize("on_demand", [False, True])
-def test_the_core_adds_half_the_fee_on_depot_arcs_and_never_to_travel_times(on_demand):
-    p = with_route_cost(datasets.generate_vrptw(30, 2, "random", "long", "wide"), 8.5)
+def test_the_core_adds_half_the_fee_on_depot_arcs_and_never_to_travel_times(on_demand, rounding):
+    g = datasets.generate_vrptw(30, 2, "random", "long", "wide")
+    p = glns.VRPTW(g.coords * 10.0, g.demands, g.capacity, g.time_windows * 10.0, g.service_times * 10.0,
+                   route_cost=8.5, rounding=rounding)
     core = (CoreInstance(3, None, p.demands, p.capacity, coords=p.coords, rounding=p.rounding,
                          windows=p.time_windows, service=p.service_times, route_cost=8.5)
             if on_demand else p.core)

@@ -39,7 +39,7 @@ from glns.monitor import (
     Progress as Progress,
     TargetCost as TargetCost,
 )
-from glns.solve import solve as solve
+from glns.solve import TRACE_SAMPLES as TRACE_SAMPLES, solve as solve
 from glns.batch import BatchError as BatchError, solve_many as solve_many
 from glns import operators as operators
 from glns.datasets import read as read, read_solution as read_solution, write_solution as write_solution
@@ -55,7 +55,7 @@ _LAZY_MODULES = frozenset({
 
 __all__ = [
     "AutoTemperature", "BatchError", "Callbacks", "CVRP", "FixedTemperature", "GlnsError",
-    "MaxIterations", "MaxRuntime", "NoImprovement", "Progress", "TargetCost",
+    "MaxIterations", "MaxRuntime", "NoImprovement", "Progress", "TargetCost", "TRACE_SAMPLES",
     "InfeasibleSolutionError",
     "InvalidInstanceError", "LargeTour", "MatrixTooLargeError", "OVRP", "OperatorError", "OperatorStats", "Problem", "Restart", "Epochs", "Result",
     "SIGMA_AGGRESSIVE", "SIGMA_FLAT", "SIGMA_PAPER", "SolveParams", "TSP", "VRPTW", "read",

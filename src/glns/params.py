@@ -300,7 +300,7 @@ class SolveParams:
 
     def to_core(self, n_customers: int, *, tour: bool = False, iterations: int | None = None,
                 time_limit: float | None = None, no_improvement: int | None = None,
-                open_ended: bool = False) -> RunSettings:
+                open_ended: bool = False, trace_limit: int = -1) -> RunSettings:
         """The core's typed settings for an instance with `n_customers` (a TSP when `tour`), with
         the stop budgets (validated by ``glns.solve.stop_settings``; None: not used, at least
         one is needed unless `open_ended`: something else stops the run)."""
@@ -315,4 +315,4 @@ class SolveParams:
                            epoch_iterations=self.epochs.first_iterations(n_customers) if self.epochs else 0,
                            epoch_growth=self.epochs.growth if self.epochs else 1.0,
                            epoch_temperature=self.epochs.temperature if self.epochs else 0.0,
-                           open_ended=open_ended)
+                           open_ended=open_ended, trace_limit=trace_limit)

@@ -42,10 +42,16 @@ class Result:
 
     solution: best solution in the operator format (TSP: list of cities; VRP: list of routes).
     cost: its objective, exactly as ``problem.cost(solution)`` gives it.
-    best_curve / current_curve: cost after each iteration, as the search summed it (on a run
-    that searched a renumbered copy, SolveParams.renumber, the last bits of a float cost can
-    differ from `cost`: the copy sums the same arcs in another order).
-    iteration_seconds: wall time of each iteration. synergy: S[d, r] (docs/method.md).
+    best_curve / current_curve: the best and current cost after the iterations listed in
+    `curve_iterations`, as the search summed them (on a run that searched a renumbered copy,
+    SolveParams.renumber, the last bits of a float cost can differ from `cost`: the copy sums
+    the same arcs in another order). Every iteration (``curve_iterations`` = 1, 2, ..., n)
+    unless the run was longer than ``glns.TRACE_SAMPLES`` iterations with the default
+    ``statistics="bounded"``: then every k-th, k a power of two, so that memory stays bounded.
+    iteration_seconds: wall time of each of those iterations; curve_seconds: seconds since the
+    run started at the end of each. improvements: (k, 3) rows of iteration, seconds and cost:
+    the start (iteration 0) and every new best, all of them whatever the run's length.
+    synergy: S[d, r] (docs/method.md).
     restarts: how often the run went back to its best solution after a stall (SolveParams.restart).
     stop_reason: why the run stopped: "iterations", "time_limit", "no_improvement",
     "target_cost", "interrupted" (Ctrl-C) or "callback" (a callback or stop criterion).
@@ -66,6 +72,9 @@ class Result:
     initial_temperature: float
     restarts: int = 0
     stop_reason: str = ""
+    curve_iterations: np.ndarray = field(default_factory=lambda: np.empty(0, np.int64), compare=False)
+    curve_seconds: np.ndarray = field(default_factory=lambda: np.empty(0), compare=False)
+    improvements: np.ndarray = field(default_factory=lambda: np.empty((0, 3)), compare=False)
     extra: dict[str, Any] = field(default_factory=dict, compare=False)
 
     @property

@@ -24,7 +24,7 @@ from glns.problems.space_filling import start_solution
 from glns.result import OperatorStats, Result
 
 __all__ = ["solve", "default_portfolio", "DEFAULT_DESTROY", "DEFAULT_REPAIR", "LARGE_TOUR_NEIGHBOURS",
-           "DEFAULT_ITERATIONS"]
+           "DEFAULT_ITERATIONS", "TRACE_SAMPLES"]
 
 # The default portfolio, tuned with tools/tune_portfolio.py on generated instances only (see
 # docs/portfolio.md): SISR string removal, and SISR's blink insertion next to regret-2, both
@@ -43,6 +43,10 @@ _LARGE_TOUR_REPAIR = tuple(_ops.native(name, **kw, neighbours=LARGE_TOUR_NEIGHBO
                            for name, kw in _REPAIR_SETTINGS)
 #: iteration budget when neither iterations nor time_limit nor no_improvement is given
 DEFAULT_ITERATIONS = 5000
+#: the most samples of the curves a run keeps with statistics="bounded" (4 x 8 bytes each):
+#: every iteration of a run up to this long, then every 2nd, 4th, ... (glns._core._trace)
+TRACE_SAMPLES = 65536
+_TRACE_LIMITS = {"bounded": TRACE_SAMPLES, "full": -1, "none": 0}
 
 
 def stop_settings(iterations: Any, time_limit: Any, no_improvement: Any) -> dict[str, Any]:
@@ -75,7 +79,8 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
           no_improvement: int | None = None, seed: int = 0,
           params: SolveParams | None = None, initial_solution: Any = None,
           stop: Any = None, callbacks: Callbacks | None = None,
-          display: bool | TextIO = False, interrupt: str = "return") -> Result:
+          display: bool | TextIO = False, interrupt: str = "return",
+          statistics: str | int = "bounded") -> Result:
     """Solve a TSP, CVRP, OVRP or VRPTW instance with adaptive LNS.
 
     destroy, repair: one operator or a list; each a native name ("random_removal",
@@ -103,6 +108,11 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
     callbacks: :class:`glns.Callbacks` (on_start, on_iteration every ``every`` iterations,
         on_best, on_restart, on_end); one that returns True stops the run.
     display: True (standard output) or a text stream: a progress table every second.
+    statistics: what the result keeps of the run's course: ``"bounded"`` (every new best, and
+        the curves of every iteration up to ``TRACE_SAMPLES`` of them, then evenly thinned:
+        memory does not grow with the run's length), ``"full"`` (every iteration, however
+        many), ``"none"`` (no curves at all), or a number of samples to keep instead of
+        ``TRACE_SAMPLES``.
     interrupt: what Ctrl-C (SIGINT) during the run does: ``"return"`` stops it within
         ``POLL_SECONDS`` (or when the Python operator being called returns control) and
         returns the best solution so far with ``stop_reason == "interrupted"``; ``"raise"``
@@ -123,6 +133,7 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
     params = params if params is not None else SolveParams()
     if not isinstance(params, SolveParams):
         raise TypeError(f"params must be SolveParams, got {type(params).__name__}")
+    trace_limit = _trace_limit(statistics)
     if interrupt not in ("return", "raise"):
         raise ValueError(f'interrupt must be "return" or "raise", got {interrupt!r}')
     if callbacks is not None and not isinstance(callbacks, Callbacks):
@@ -135,7 +146,7 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
         iterations = DEFAULT_ITERATIONS
     settings = params.to_core(problem.n_customers, tour=not problem.has_depot,
                                **stop_settings(iterations, time_limit, no_improvement),
-                               open_ended=stop is not None)
+                               open_ended=stop is not None, trace_limit=trace_limit)
     seed = check_seed(seed)
 
     destroy_ops, repair_ops = parse_arguments(destroy, repair, problem.kind,
@@ -174,6 +185,16 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
     if run.stop_reason == "interrupted" and interrupt == "raise":
         raise KeyboardInterrupt
     return result
+
+
+def _trace_limit(statistics: Any) -> int:
+    """The core's trace limit of a ``statistics`` argument (glns._core._trace)."""
+    if isinstance(statistics, str) and statistics in _TRACE_LIMITS:
+        return _TRACE_LIMITS[statistics]
+    if isinstance(statistics, (int, np.integer)) and not isinstance(statistics, bool) and statistics >= 2:
+        return int(statistics)
+    raise ValueError(f'statistics must be "bounded", "full", "none" or a number of samples >= 2, '
+                     f"got {statistics!r}")
 
 
 def _tighter(given: Any, other: Any) -> Any:
@@ -219,4 +240,6 @@ def _result(problem: Problem, run: RunResult, solution: Any, cost: float, destro
         repair_stats=_stats(repair_ops, run.repair, bound_r),
         synergy=run.synergy, initial_temperature=run.initial_temperature,
         restarts=run.restarts, stop_reason=run.stop_reason,
+        curve_iterations=run.curve_iterations, curve_seconds=run.curve_seconds,
+        improvements=run.improvements,
     )

@@ -40,6 +40,7 @@ from glns._core._kind cimport is_tour
 from glns._core._windows cimport win_route_ok
 from glns._core._settings cimport RunSettings, FixedSchedule, AutoSchedule
 from glns._core._result cimport OperatorRecord, RunResult
+from glns._core._trace cimport Trace, trace_init, trace_free, trace_iteration, trace_best, trace_arrays
 
 
 #: seconds between two looks at pending signals (Ctrl-C) from the native loop
@@ -88,34 +89,6 @@ class OperatorTimeout(BaseException):
 
     A BaseException so that operator code catching Exception does not swallow it.
     """
-
-
-cdef struct Growable:
-    double *data
-    int size
-    int cap
-
-
-cdef int grow_push(Growable *g, double x) except -1 nogil:
-    cdef double *p
-    if g.size == g.cap:
-        g.cap = g.cap * 2 if g.cap > 0 else 1024
-        p = <double *> realloc(g.data, g.cap * sizeof(double))
-        if p == NULL:
-            with gil:
-                raise MemoryError()
-        g.data = p
-    g.data[g.size] = x
-    g.size += 1
-    return 0
-
-
-cdef object grow_to_numpy(Growable *g):
-    out = np.empty(g.size, dtype=np.float64)
-    cdef double[::1] view = out
-    if g.size > 0:
-        memcpy(&view[0], g.data, g.size * sizeof(double))
-    return out
 
 
 cdef inline int roulette(const double *w, int m, bint adaptive, uint64_t *rng) noexcept nogil:
@@ -301,7 +274,7 @@ cdef class _Run:
     cdef Sol cur, cand, best
     cdef int *removed
     cdef int *scratch
-    cdef Growable best_curve, cur_curve, iter_time
+    cdef Trace trace
 
     def __cinit__(self, CoreInstance inst):
         sol_alloc(&self.cur, &inst.c)
@@ -316,9 +289,7 @@ cdef class _Run:
         sol_free(&self.best)
         PyMem_Free(self.removed)
         PyMem_Free(self.scratch)
-        free(self.best_curve.data)
-        free(self.cur_curve.data)
-        free(self.iter_time.data)
+        trace_free(&self.trace)
 
 
 cdef enum:
@@ -426,6 +397,8 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
         if err is not None:
             raise InfeasibleSolutionError(f"initial solution is invalid: {err}")
     sol_copy(&run.best, &run.cur, c)
+    trace_init(&run.trace, settings.trace_limit)
+    trace_best(&run.trace, 0, now() - t_start, run.best.cost)
     # From here on the candidate and the current solution are twins: each iteration's
     # candidate starts as a sol_sync of the current one (O(changed routes), not O(n)).
     sol_copy(&run.cand, &run.cur, c)
@@ -653,9 +626,10 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
             if not time_schedule:
                 T *= alpha
             it += 1
-            grow_push(&run.best_curve, run.best.cost)
-            grow_push(&run.cur_curve, run.cur.cost)
-            grow_push(&run.iter_time, now() - t_iter)
+            t_op = now()
+            trace_iteration(&run.trace, it, run.best.cost, run.cur.cost, t_op - t_iter, t_op - t_start)
+            if sigma == 0:
+                trace_best(&run.trace, it, t_op - t_start, run.best.cost)
             if sigma == 0 and want_best:
                 with gil:
                     stop = _ask(monitor.best, (sol_to_py(&run.best, c), run.best.cost, it,
@@ -671,8 +645,7 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
         raise pending[0]
     return RunResult(
         best=sol_to_py(&run.best, c), best_cost=run.best.cost, iterations=it, runtime=total,
-        best_curve=grow_to_numpy(&run.best_curve), current_curve=grow_to_numpy(&run.cur_curve),
-        iteration_seconds=grow_to_numpy(&run.iter_time), destroy=D.record(), repair=R.record(),
+        destroy=D.record(), repair=R.record(), **trace_arrays(&run.trace),
         synergy=synergy, initial_temperature=T0, restarts=restarts,
         stop_reason=STOP_REASONS[stop] if stop != STOP_NONE else "iterations",
     )

@@ -26,3 +26,6 @@ cdef class RunResult:
     cdef readonly double initial_temperature
     cdef readonly int64_t restarts
     cdef readonly str stop_reason
+    cdef readonly object curve_iterations
+    cdef readonly object curve_seconds
+    cdef readonly object improvements

@@ -29,7 +29,8 @@ cdef class RunResult:
     def __init__(self, *, best, double best_cost, int64_t iterations, double runtime, best_curve,
                  current_curve, iteration_seconds, OperatorRecord destroy not None,
                  OperatorRecord repair not None, synergy, double initial_temperature,
-                 int64_t restarts=0, str stop_reason="iterations"):
+                 int64_t restarts=0, str stop_reason="iterations", curve_iterations=None,
+                 curve_seconds=None, improvements=None):
         self.best = best
         self.best_cost = best_cost
         self.iterations = iterations
@@ -43,6 +44,13 @@ cdef class RunResult:
         self.initial_temperature = initial_temperature
         self.restarts = restarts
         self.stop_reason = stop_reason
+        n = len(best_curve)
+        self.curve_iterations = (np.arange(1, n + 1, dtype=np.int64) if curve_iterations is None
+                                 else np.asarray(curve_iterations, dtype=np.int64))
+        self.curve_seconds = (np.cumsum(iteration_seconds) if curve_seconds is None
+                              else np.asarray(curve_seconds, dtype=np.float64))
+        self.improvements = (np.empty((0, 3)) if improvements is None
+                             else np.asarray(improvements, dtype=np.float64).reshape(-1, 3))
 
     def __repr__(self) -> str:
         return (f"RunResult(best_cost={self.best_cost!r}, iterations={self.iterations}, "

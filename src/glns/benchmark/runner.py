@@ -113,17 +113,28 @@ class Settings:
 
 
 def glns_curve(result: Result) -> dict[str, list]:
-    """Best-so-far at each improvement of a glns run (and its last iteration): iteration
-    (1-based), seconds since the loop started, cost; and the run's number of restarts."""
-    best = np.asarray(result.best_curve, dtype=np.float64)
-    if best.size == 0:
+    """Best-so-far after the first iteration, at each improvement and after the last iteration
+    of a glns run: iteration (1-based), seconds since the run started, cost; and the run's
+    number of restarts. From ``result.improvements``, whatever the run's length."""
+    imp = np.asarray(result.improvements, dtype=np.float64).reshape(-1, 3)
+    if result.iterations == 0 or imp.shape[0] == 0:
         return {"iteration": [], "seconds": [], "cost": [], "restarts": result.restarts}
-    seconds = np.cumsum(result.iteration_seconds)
-    keep = np.flatnonzero(np.r_[True, best[1:] < best[:-1]])
-    if keep[-1] != best.size - 1:
-        keep = np.r_[keep, best.size - 1]
-    return {"iteration": (keep + 1).tolist(), "seconds": seconds[keep].tolist(), "cost": best[keep].tolist(),
-            "restarts": result.restarts}
+    points = [(int(it), float(s), float(c)) for it, s, c in imp if it >= 1]
+    if not points or points[0][0] != 1:      # iteration 1 kept the start's cost
+        points.insert(0, (1, _seconds_at(result, 1, float(imp[0, 1])), float(imp[imp[:, 0] <= 1][-1, 2])))
+    if points[-1][0] != result.iterations:
+        points.append((result.iterations, _seconds_at(result, result.iterations, result.runtime),
+                       points[-1][2]))
+    it, seconds, cost = zip(*points)
+    return {"iteration": list(it), "seconds": list(seconds), "cost": list(cost), "restarts": result.restarts}
+
+
+def _seconds_at(result: Result, iteration: int, otherwise: float) -> float:
+    """Seconds since the start at the end of `iteration`, when the curves kept it."""
+    i = int(np.searchsorted(result.curve_iterations, iteration))
+    if i < len(result.curve_iterations) and result.curve_iterations[i] == iteration:
+        return float(result.curve_seconds[i])
+    return otherwise
 
 
 def operator_stats(result: Result) -> dict[str, Any]:
