@@ -87,3 +87,34 @@ def test_offline_ensemble_with_prices_and_a_budget_from_the_command_line(tmp_pat
     bad = _glns("--offline", "--llm-config", str(config), "--model", "x", "--run-dir",
                 str(tmp_path / "bad"), *SMALL)
     assert bad.returncode == 2 and "cannot be combined" in bad.stderr
+
+
+def test_ctrl_c_keeps_the_run_resumable(tmp_path):
+    import signal
+    import time
+
+    run = tmp_path / "run"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("GLNS_LLM", "OPENAI"))}
+    child = subprocess.Popen([sys.executable, "-m", "glns", "evolve", "--offline", "--generations", "40",
+                              "--run-dir", str(run), *SMALL], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             text=True, env=env)
+
+    def episodes() -> int:
+        try:
+            return json.loads((run / "checkpoint.json").read_text())["episodes"]
+        except (OSError, ValueError, KeyError):
+            return 0
+
+    deadline = time.time() + 300
+    while episodes() < 2:            # the first cycle is saved
+        assert time.time() < deadline and child.poll() is None, child.stderr.read() if child.poll() else ""
+        time.sleep(0.1)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=120)
+    assert child.returncode == 130, err
+    assert "interrupted; the last finished cycle is saved: glns evolve --resume" in err
+    done = episodes()
+    assert 2 <= done < 40
+    more = _glns("--resume", str(run), "--generations", str(done + 2), "-q")
+    assert more.returncode == 0, more.stderr
+    assert episodes() == done + 2

@@ -239,3 +239,76 @@ def test_cli_json_has_no_table_unless_asked(tmp_path):
     import json
 
     assert json.loads(run.stdout)["stop_reason"] == "iterations"
+
+
+# ------------------------------------------------------------------ batches
+
+_BATCH_CHILD = """
+import sys, time
+import glns
+from glns import datasets
+from glns.batch import TaskFailure
+backend = sys.argv[1]
+instances = [datasets.generate_cvrp(40, i) for i in range(6)]
+print("ready", flush=True)
+workers = 2 if backend == "process" else None
+out = glns.solve_many(instances, time_limit=2.0, seed=1, workers=workers, backend=backend, errors="return")
+print(time.time(), flush=True)
+for r in out:
+    if isinstance(r, TaskFailure):
+        print("failure", r.instance, r.status, flush=True)
+    else:
+        print("result", r.stop_reason, r.cost > 0, flush=True)
+"""
+
+
+@pytest.mark.parametrize("backend", ["process", "serial"])
+def test_ctrl_c_stops_a_batch_and_keeps_what_finished(backend):
+    child = subprocess.Popen([sys.executable, "-c", _BATCH_CHILD, backend], stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "ready"
+    time.sleep(5.0)       # past the first two-second run(s), into the next
+    sent = time.time()
+    child.send_signal(signal.SIGINT)
+    out, err = child.communicate(timeout=30)
+    assert child.returncode == 0, err
+    lines = out.splitlines()
+    assert float(lines[0]) - sent < 2.0
+    rows = [line.split() for line in lines[1:]]
+    assert len(rows) == 6
+    finished = [r for r in rows if r[0] == "result" and r[1] == "time_limit"]
+    assert finished and all(r[2] == "True" for r in rows if r[0] == "result")
+    assert any(r[0] == "failure" and r[2] == "interrupted" for r in rows)
+    if backend == "serial":      # the run under way keeps its best and ends the batch
+        assert ["result", "interrupted", "True"] in rows
+
+
+def test_ctrl_c_stops_glns_bench_and_a_rerun_finishes_it(tmp_path):
+    out = tmp_path / "bench"
+    cmd = [sys.executable, "-m", "glns", "bench", "synthetic", "--problems", "cvrp", "tsp", "--sizes", "10",
+           "--instances", "2", "--solvers", "default", "--glns-time-limit", "3", "--workers", "2",
+           "--out", str(out), "--no-progress"]
+    child = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    import json
+
+    def saved_runs() -> int:
+        try:
+            return len(json.loads((out / "results.json").read_text())["runs"])
+        except (OSError, ValueError):
+            return 0
+
+    deadline = time.time() + 60
+    while saved_runs() < 2:       # the CVRP batch is saved: the TSP batch (3 s runs) is under way
+        assert time.time() < deadline and child.poll() is None
+        time.sleep(0.05)
+    time.sleep(0.5)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=30)
+    assert child.returncode == 130, err
+    assert "interrupted; the finished batches are saved" in err
+    runs = json.loads((out / "results.json").read_text())["runs"]
+    assert {r["group"].split("-")[0].lower()[:4] for r in runs} == {"cvrp"} and len(runs) == 2
+    again = subprocess.run(cmd, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0, again.stderr
+    assert "1 batches already in" in again.stderr
+    assert len(json.loads((out / "results.json").read_text())["runs"]) == 4

@@ -1,15 +1,21 @@
-"""The result of a solve: best solution, curves and operator statistics."""
+"""The result of a solve: best solution, curves and operator statistics; to and from JSON,
+and its tables as CSV (for spreadsheets, pandas and plotting tools)."""
 
 from __future__ import annotations
 
+import csv
+import json
+import os
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from glns.problems import problem_class
 
-__all__ = ["OperatorStats", "Result"]
+__all__ = ["OperatorStats", "Result", "to_json", "from_json", "curves_to_csv", "improvements_to_csv",
+           "operators_to_csv", "RESULT_FORMAT"]
 
 OUTCOMES = ("best", "better", "accepted", "rejected")
 
@@ -97,6 +103,29 @@ class Result:
         """The best solution as a list of int arrays (one per route)."""
         return [np.asarray(r, dtype=np.int64) for r in problem_class(self.problem_kind).routes_of(self.solution)]
 
+    def to_json(self, path: str | os.PathLike | None = None, indent: int | None = None) -> str:
+        """This result as JSON text, written to `path` too when given; :meth:`from_json` reads
+        it back with every field equal (floats exact)."""
+        return to_json(self, path, indent)
+
+    @classmethod
+    def from_json(cls, source: str | os.PathLike) -> "Result":
+        """A result from the JSON text or file :meth:`to_json` wrote; ValueError otherwise."""
+        return from_json(source)
+
+    def curves_to_csv(self, path: str | os.PathLike) -> None:
+        """The curves as CSV: iteration, seconds, best, current, iteration_seconds."""
+        curves_to_csv(self, path)
+
+    def improvements_to_csv(self, path: str | os.PathLike) -> None:
+        """The start and every new best as CSV: iteration, seconds, cost."""
+        improvements_to_csv(self, path)
+
+    def operators_to_csv(self, path: str | os.PathLike) -> None:
+        """One CSV row per operator: kind, name, calls, outcomes, failures, seconds, weight,
+        fitness, form, last error."""
+        operators_to_csv(self, path)
+
     def summary(self) -> str:
         """A short human-readable report."""
         lines = [f"cost {self.cost:.6f}, {self.num_routes} route(s), {self.iterations} iterations "
@@ -106,3 +135,102 @@ class Result:
                          f"best/better/acc/rej {'/'.join(map(str, st.outcomes))}  "
                          f"failures {st.failures}  {st.seconds:.3f} s")
         return "\n".join(lines)
+
+
+#: the "format" entry of a result's JSON, with its version
+RESULT_FORMAT = ("glns-result", 1)
+
+_ARRAYS = ("best_curve", "current_curve", "iteration_seconds", "curve_iterations", "curve_seconds",
+           "improvements", "synergy")
+
+
+def _plain(value: Any) -> Any:
+    """JSON for what ``json`` does not know: NumPy arrays and scalars, tuples; else its str."""
+    if isinstance(value, np.ndarray):
+        return value.tolist()
+    if isinstance(value, np.generic):
+        return value.item()
+    return str(value)
+
+
+def to_dict(result: Result) -> dict[str, Any]:
+    """The result as plain JSON-ready values (arrays as lists)."""
+    out: dict[str, Any] = {"format": list(RESULT_FORMAT)}
+    for name in Result.__dataclass_fields__:
+        value = getattr(result, name)
+        if name in ("destroy_stats", "repair_stats"):
+            value = [{k: getattr(s, k) for k in OperatorStats.__dataclass_fields__} for s in value]
+        elif isinstance(value, np.ndarray):
+            value = value.tolist()
+        out[name] = value
+    return out
+
+
+def from_dict(data: dict[str, Any]) -> Result:
+    """The inverse of :func:`to_dict`; ValueError when `data` is not a glns result."""
+    fmt = data.get("format") if isinstance(data, dict) else None
+    if not (isinstance(fmt, list) and len(fmt) == 2 and fmt[0] == RESULT_FORMAT[0]):
+        raise ValueError("not a glns result: its JSON has no \"format\": [\"glns-result\", N] entry")
+    if fmt[1] > RESULT_FORMAT[1]:
+        raise ValueError(f"a glns result of format version {fmt[1]}: this glns reads up to "
+                         f"{RESULT_FORMAT[1]} (a newer glns wrote it)")
+    fields = {k: v for k, v in data.items() if k in Result.__dataclass_fields__}
+    for name in ("destroy_stats", "repair_stats"):
+        fields[name] = tuple(OperatorStats(**{**s, "outcomes": tuple(s["outcomes"])}) for s in fields[name])
+    for name in _ARRAYS:
+        if name in fields:
+            dtype = np.int64 if name == "curve_iterations" else np.float64
+            fields[name] = np.asarray(fields[name], dtype=dtype)
+    if "improvements" in fields:
+        fields["improvements"] = fields["improvements"].reshape(-1, 3)
+    return Result(**fields)
+
+
+def to_json(result: Result, path: str | os.PathLike | None = None, indent: int | None = None) -> str:
+    """The result as JSON text (floats exact: they read back to the same values); written to
+    `path` too when given."""
+    text = json.dumps(to_dict(result), default=_plain, indent=indent)
+    if path is not None:
+        Path(path).write_text(text, encoding="utf-8")
+    return text
+
+
+def from_json(source: str | os.PathLike) -> Result:
+    """A result from JSON text or from a file written by :func:`to_json`."""
+    text = source if isinstance(source, str) and source.lstrip().startswith("{") else \
+        Path(source).read_text(encoding="utf-8")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"not a glns result: {exc}") from None
+    return from_dict(data)
+
+
+def _write_rows(path: str | os.PathLike, header: list[str], rows: Any) -> None:
+    with open(path, "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+
+
+def curves_to_csv(result: Result, path: str | os.PathLike) -> None:
+    """One row per kept iteration: iteration, seconds since the start, best and current cost,
+    the seconds that iteration took (every iteration unless the statistics were thinned)."""
+    rows = zip(result.curve_iterations.tolist(), result.curve_seconds.tolist(), result.best_curve.tolist(),
+               result.current_curve.tolist(), result.iteration_seconds.tolist())
+    _write_rows(path, ["iteration", "seconds", "best", "current", "iteration_seconds"], rows)
+
+
+def improvements_to_csv(result: Result, path: str | os.PathLike) -> None:
+    """One row for the start and for every new best: iteration, seconds, cost."""
+    rows = ((int(it), s, c) for it, s, c in result.improvements.tolist())
+    _write_rows(path, ["iteration", "seconds", "cost"], rows)
+
+
+def operators_to_csv(result: Result, path: str | os.PathLike) -> None:
+    """One row per operator: kind, name, calls, the four outcome counts, failures, seconds,
+    final weight, fitness, form and last error."""
+    rows = ([s.kind, s.name, s.calls, *s.outcomes, s.failures, s.seconds, s.weight, s.fitness, s.form,
+             s.last_error or ""] for s in result.destroy_stats + result.repair_stats)
+    _write_rows(path, ["kind", "name", "calls", *OUTCOMES, "failures", "seconds", "weight", "fitness",
+                       "form", "last_error"], rows)

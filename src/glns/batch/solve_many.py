@@ -52,8 +52,9 @@ class TaskFailure:
     """A task of :func:`solve_many` without a result after all its attempts.
 
     instance: its index in the input. seed: its solver seed. status: "died", "timeout",
-    "memory" or "error" (see :class:`glns.sandbox.TaskResult`). error: what went wrong.
-    attempts: how many times it ran.
+    "memory" or "error" (see :class:`glns.sandbox.TaskResult`), or "interrupted" (Ctrl-C
+    stopped the batch before it finished). error: what went wrong. attempts: how many times
+    it ran.
     """
 
     instance: int
@@ -132,6 +133,11 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
     errors: "raise" (default): when tasks failed, raise :class:`BatchError` after the whole
         batch ran (it holds the failures and every result); "return": return the list with a
         :class:`TaskFailure` in place of each failed result.
+
+    Ctrl-C stops the batch within moments: the workers are stopped, the results that arrived
+    are kept (a run that was itself interrupted keeps its best, ``stop_reason ==
+    "interrupted"``), and every other instance gets a TaskFailure with status "interrupted"
+    (raised in a BatchError, or returned with errors="return").
     sandbox: run untrusted operator code (an exported population, code from elsewhere)
         confined at the OS level: True or "auto" (the layers this machine offers), "strict"
         (refuse to run without seccomp and Landlock) or False (default). The "process" backend
@@ -205,6 +211,10 @@ def run_solve_tasks(ex: Executor, tasks: list[tuple], seeds: list[int], deadline
     deadlines: seconds after which each task's worker is killed. A task whose worker died
     (segfault, OOM kill) runs up to `retries` more times; other failures are deterministic.
     report(done, total, failed) is called after every finished task.
+
+    Ctrl-C (KeyboardInterrupt here, or a run that a worker's own SIGINT interrupted) stops the
+    batch: the workers' tasks are abandoned, the results that arrived are kept, and every other
+    task is a TaskFailure with status "interrupted".
     """
     final: list[TaskResult | None] = [None] * len(tasks)
     attempts = [0] * len(tasks)
@@ -218,14 +228,26 @@ def run_solve_tasks(ex: Executor, tasks: list[tuple], seeds: list[int], deadline
         def on_result(j: int, res: TaskResult, pending: list[int] = pending, last: bool = last) -> None:
             i = pending[j]
             attempts[i] += 1
+            final[i] = res
             if res.ok or last or res.status not in RETRYABLE:
                 counts["done"] += 1
                 counts["failed"] += not res.ok
                 if report is not None:
                     report(counts["done"], len(tasks), counts["failed"])
+            if res.ok and getattr(res.value, "stop_reason", "") == "interrupted":
+                raise KeyboardInterrupt     # the run was stopped by Ctrl-C: so is the batch
 
-        answers = ex.map(solve_task, [tasks[i] for i in pending], timeout=[deadlines[i] for i in pending],
-                         on_result=on_result)
+        try:
+            answers = ex.map(solve_task, [tasks[i] for i in pending], timeout=[deadlines[i] for i in pending],
+                             on_result=on_result)
+        except KeyboardInterrupt:
+            logger.warning("solve_many: interrupted; %d of %d task(s) finished",
+                           sum(r is not None and r.ok for r in final), len(tasks))
+            for i in range(len(tasks)):
+                if final[i] is None or final[i].status in RETRYABLE:   # type: ignore[union-attr]
+                    final[i] = TaskResult("interrupted", message="the batch was interrupted (Ctrl-C) "
+                                                                 "before this task finished")
+            break
         for i, res in zip(pending, answers):
             final[i] = res
         pending = [i for i in pending if final[i].status in RETRYABLE]   # type: ignore[union-attr]

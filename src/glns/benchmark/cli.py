@@ -180,7 +180,13 @@ def cmd_bench(args: argparse.Namespace) -> int:
             _log(f"glns bench: {g.name}: {note}")
     _log(f"glns bench {args.suite}: {len(groups)} groups x {len(specs)} solvers, "
          f"{sum(len(g) for g in groups)} instances; results in {out}")
-    run_benchmark(groups, specs, settings, done=done, on_batch=save, progress=not args.no_progress)
+    try:
+        run_benchmark(groups, specs, settings, done=done, on_batch=save, progress=not args.no_progress)
+    except KeyboardInterrupt:
+        save()
+        _log(f"glns bench: interrupted; the finished batches are saved in {out}: the same command "
+             "runs the others")
+        return 130
     markdown = save()
     print(markdown, end="")
     print(f"\nfull results: {out / 'results.json'}, {out / 'summary.md'}, {out / 'summary.csv'}")

@@ -278,6 +278,8 @@ def _run_glns(ex: Any, group: Group, spec: SolverSpec, settings: Settings,
                              progress=_failure_tracker(on_task), **budgets[0])
     else:
         results = _solve_each(ex, group, spec, settings, budgets, seeds, on_task)
+    if any(isinstance(res, TaskFailure) and res.status == "interrupted" for res in results):
+        raise KeyboardInterrupt     # Ctrl-C: this batch is not finished (it runs again on a rerun)
     records = []
     for i, (res, seed) in enumerate(zip(results, seeds)):
         if isinstance(res, TaskFailure):
