@@ -312,3 +312,20 @@ def test_ctrl_c_stops_glns_bench_and_a_rerun_finishes_it(tmp_path):
     assert again.returncode == 0, again.stderr
     assert "1 batches already in" in again.stderr
     assert len(json.loads((out / "results.json").read_text())["runs"]) == 4
+
+
+def test_solve_many_takes_built_in_stop_criteria_and_statistics():
+    instances = [datasets.generate_cvrp(30, i) for i in range(3)]
+    full = glns.solve_many(instances, iterations=400, seed=2, workers=2)
+    target = [float(r.best_curve[150]) for r in full]
+    # one target for all: the run of each instance stops at its first iteration at or below it
+    out = glns.solve_many(instances, iterations=400, seed=2, workers=2, stop=TargetCost(max(target)),
+                          statistics=16)
+    for r, f in zip(out, full):
+        first = int(np.argmax(f.best_curve <= max(target))) + 1
+        assert r.stop_reason == "target_cost" and r.iterations == first
+        assert len(r.curve_iterations) < 16
+    with pytest.raises(TypeError, match="built-in stop criteria only"):
+        glns.solve_many(instances, iterations=10, stop=lambda p: False)
+    with pytest.raises(ValueError, match="statistics must be"):
+        glns.solve_many(instances, iterations=10, statistics="all")

@@ -50,7 +50,7 @@ from glns.version import __version__ as __version__
 # fast and imports no optional dependency (matplotlib, openai, ray, ...).
 _LAZY_MODULES = frozenset({
     "batch", "benchmark", "compiler", "datasets", "deploy", "evolution", "executors", "llm",
-    "offline_llm", "operators", "plot", "problems", "reference", "rng", "sandbox",
+    "offline_llm", "operators", "plot", "problems", "reference", "regression", "rng", "sandbox",
 })
 
 __all__ = [
@@ -62,7 +62,7 @@ __all__ = [
     "read_solution", "solve", "solve_many", "write_solution",
     # the subpackages (_LAZY_MODULES)
     "batch", "benchmark", "compiler", "datasets", "deploy", "evolution", "executors", "llm",
-    "offline_llm", "operators", "plot", "problems", "reference", "rng", "sandbox",
+    "offline_llm", "operators", "plot", "problems", "reference", "regression", "rng", "sandbox",
 ]
 
 

@@ -425,6 +425,24 @@ def _add_experiment_arguments(e: argparse.ArgumentParser) -> None:
     x.add_argument("--test-iterations", type=int, help="final test: T_test, iterations per instance (500)")
 
 
+def _cmd_regress(args: argparse.Namespace) -> int:
+    from glns import regression
+
+    if args.action == "record":
+        out = regression.record_suite(args.suite, args.baseline, repeats=args.repeats,
+                                      threshold=args.threshold or regression.THRESHOLD,
+                                      rtol=args.rtol if args.rtol is not None else regression.RTOL)
+        for name, entry in out["workloads"].items():
+            print(f"{name:28} objective {entry['objective']:.10g}  speed {entry['ratio']:.4g} "
+                  f"({entry['calibration']} calibration, {entry['cpu_seconds']:.3f} s CPU)")
+        print(f"baseline written to {args.baseline}")
+        return 0
+    report = regression.check_suite(args.suite, args.baseline, repeats=args.repeats,
+                                    threshold=args.threshold, rtol=args.rtol)
+    print(report.table())
+    return 0 if report.ok else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="glns", description=glns.__doc__.splitlines()[0])
     parser.add_argument("--version", action="version", version=f"glns {glns.__version__}")
@@ -462,6 +480,18 @@ def build_parser() -> argparse.ArgumentParser:
                         "numbering, then Cost), or a TSPLIB tour for a TSP and FILE ending in .tour")
     s.add_argument("-v", "--verbose", action="store_true", help="print operator statistics")
     s.set_defaults(func=_cmd_solve)
+
+    g = sub.add_parser("regress", help="regression checks of your operators and settings for CI: "
+                                       "record a baseline, then check objectives and speed against it")
+    g.add_argument("action", choices=["record", "check"])
+    g.add_argument("suite", help="a Python file with SUITE = {name: function returning a glns.Result}")
+    g.add_argument("baseline", help="the baseline JSON file (written by record, read by check)")
+    g.add_argument("--repeats", type=int, default=5, help="interleaved timing pairs per measurement (5)")
+    g.add_argument("--threshold", type=float, default=None,
+                   help="fail when a workload is slower than recorded x this (default: the "
+                        "baseline's, 1.3 when recorded)")
+    g.add_argument("--rtol", type=float, default=None, help="relative tolerance of the objectives (1e-6)")
+    g.set_defaults(func=_cmd_regress)
     c = sub.add_parser("compile", help="compile an operator file (e.g. an evolution export) with Cython",
                        description="Compile every Python operator of an evolution export, of a file "
                                    "defining DESTROY and REPAIR, or of any Python file (every top-level "

@@ -133,7 +133,7 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
     params = params if params is not None else SolveParams()
     if not isinstance(params, SolveParams):
         raise TypeError(f"params must be SolveParams, got {type(params).__name__}")
-    trace_limit = _trace_limit(statistics)
+    trace_limit = trace_limit_of(statistics)
     if interrupt not in ("return", "raise"):
         raise ValueError(f'interrupt must be "return" or "raise", got {interrupt!r}')
     if callbacks is not None and not isinstance(callbacks, Callbacks):
@@ -187,7 +187,7 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
     return result
 
 
-def _trace_limit(statistics: Any) -> int:
+def trace_limit_of(statistics: Any) -> int:
     """The core's trace limit of a ``statistics`` argument (glns._core._trace)."""
     if isinstance(statistics, str) and statistics in _TRACE_LIMITS:
         return _TRACE_LIMITS[statistics]

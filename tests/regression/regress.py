@@ -22,21 +22,15 @@ Quality. Fixed-seed runs are deterministic on one platform; their costs must sta
 
 from __future__ import annotations
 
-import bz2
 import json
 import os
-import platform
-import random
-import statistics
-import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-import numpy as np
 
 import glns
+from glns import regression
 from glns.datasets import generate_cvrp, generate_ovrp, generate_tsp
 from glns.operators import from_callable
 from glns.operators.seeds import BY_PROBLEM
@@ -60,47 +54,9 @@ PAPER = glns.SolveParams.paper()
 SEEDS = (["random_removal", "worst_removal"], ["greedy_insertion"])
 
 
-# --- calibration workloads ---------------------------------------------------------------
+# --- calibration workloads: glns.regression's (the same for users' suites) ----------------
 
-def _payload() -> bytes:
-    """About 700 kB of word-like text (compressible, so bz2 does real work on it)."""
-    rng = random.Random(20240601)
-    words = ["".join(rng.choice("abcdefghijklmnopqrstuvwxyz") for _ in range(rng.randint(2, 9)))
-             for _ in range(500)]
-    return " ".join(rng.choice(words) for _ in range(120_000)).encode()
-
-
-_PAYLOAD = _payload()
-
-
-def calibrate_c() -> int:
-    """Fixed compiled-code workload: bz2 compression of a fixed payload (about 36 ms)."""
-    return len(bz2.compress(_PAYLOAD, 9))
-
-
-def calibrate_python() -> float:
-    """Fixed pure-Python workload shaped like an operator (about 35 ms): cheapest insertion of
-    400 points into a tour with a list-of-lists distance matrix, plus dict and set traffic."""
-    rng = random.Random(7)
-    pts = [(rng.random(), rng.random()) for _ in range(400)]
-    d = [[((ax - bx) ** 2 + (ay - by) ** 2) ** 0.5 for bx, by in pts] for ax, ay in pts]
-    tour = [0, 1]
-    pos: dict[int, int] = {}
-    seen = {0, 1}
-    for v in range(2, len(pts)):
-        best, at = float("inf"), 0
-        for i in range(len(tour)):
-            a, b = tour[i], tour[(i + 1) % len(tour)]
-            delta = d[a][v] + d[v][b] - d[a][b]
-            if delta < best:
-                best, at = delta, i + 1
-        tour.insert(at, v)
-        seen.add(v)
-        pos = {node: i for i, node in enumerate(tour)}
-    return sum(d[tour[i - 1]][tour[i]] for i in range(len(tour))) + len(pos) + len(seen)
-
-
-CALIBRATIONS: dict[str, Callable[[], object]] = {"c": calibrate_c, "python": calibrate_python}
+CALIBRATIONS = regression.CALIBRATIONS
 
 
 # --- measured workloads --------------------------------------------------------------------
@@ -153,14 +109,6 @@ WORKLOADS = _workloads()
 
 # --- measuring -----------------------------------------------------------------------------
 
-def _burn(seconds: float) -> None:
-    """Spend `seconds` of this process's CPU time (the injected slowdown)."""
-    end = time.process_time() + seconds
-    x = 0
-    while time.process_time() < end:
-        x += 1
-
-
 def env_slowdown() -> float:
     """The slowdown factor injected through the GLNS_REGRESSION_SLOWDOWN test hook (1: none)."""
     value = float(os.environ.get(SLOWDOWN_ENV, "1") or 1)
@@ -169,31 +117,7 @@ def env_slowdown() -> float:
     return value
 
 
-def _cpu_seconds(func: Callable[[], object], slowdown: float = 1.0) -> float:
-    start = time.process_time()
-    func()
-    elapsed = time.process_time() - start
-    if slowdown > 1:
-        # the work itself is unchanged; the extra CPU time stands for a proportionally slower core
-        _burn((slowdown - 1) * elapsed)
-        elapsed = time.process_time() - start
-    return elapsed
-
-
-@dataclass(frozen=True)
-class Measurement:
-    """Median normalised cost of one workload: workload CPU time / calibration CPU time."""
-
-    name: str
-    ratio: float                 # median of the per-pair ratios
-    ratios: tuple[float, ...]    # one per interleaved pair
-    workload_seconds: float      # median CPU seconds of the workload
-    calibration_seconds: float   # median CPU seconds of the calibration
-
-    @property
-    def spread(self) -> float:
-        """(max - min) / median of the per-pair ratios: the noise within this measurement."""
-        return (max(self.ratios) - min(self.ratios)) / self.ratio
+Measurement = regression.Measurement
 
 
 def measure(name: str, repeats: int = REPEATS, slowdown: float | None = None) -> Measurement:
@@ -203,16 +127,8 @@ def measure(name: str, repeats: int = REPEATS, slowdown: float | None = None) ->
     GLNS_REGRESSION_SLOWDOWN environment variable, else 1).
     """
     work = WORKLOADS[name]
-    calib = CALIBRATIONS[work.calibration]
     factor = env_slowdown() if slowdown is None else float(slowdown)
-    work.run(), calib()  # warm-up: first-call costs (allocation, caches) are not measured
-    cal = [_cpu_seconds(calib)]
-    wl = []
-    for _ in range(repeats):
-        wl.append(_cpu_seconds(work.run, factor))
-        cal.append(_cpu_seconds(calib))
-    ratios = tuple(w / ((a + b) / 2) for w, a, b in zip(wl, cal, cal[1:]))
-    return Measurement(name, statistics.median(ratios), ratios, statistics.median(wl), statistics.median(cal))
+    return regression.measure(name, work.run, CALIBRATIONS[work.calibration], repeats, factor)
 
 
 @dataclass(frozen=True)
@@ -268,9 +184,5 @@ def load_baseline(path: Path = BASELINE_PATH) -> dict:
     return json.loads(path.read_text())
 
 
-def environment() -> dict[str, str]:
-    """Where a baseline was measured (stored beside it, for humans reading a failure)."""
-    return {"python": sys.version.split()[0], "numpy": np.__version__, "glns": glns.__version__,
-            "machine": platform.machine(), "platform": platform.platform(),
-            "processor": platform.processor() or "?", "cpus": str(os.cpu_count()),
-            "date": time.strftime("%Y-%m-%d")}
+#: where a baseline was measured (stored beside it, for humans reading a failure)
+environment = regression.environment

@@ -33,7 +33,8 @@ from glns.params import SolveParams
 from glns.problems import Problem
 from glns.result import Result
 from glns.rng import run_seed
-from glns.solve import stop_settings
+from glns.monitor import split_stop
+from glns.solve import trace_limit_of, stop_settings
 from glns.sandbox.confine import sandbox_confinement
 from glns.sandbox.evaluation import failure_message, operator_wires, solve_task, solve_tasks
 
@@ -103,7 +104,8 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
                backend: str = "process", address: str | None = None,
                progress: bool | Callable[[int, int, int], None] = False, retries: int = 1,
                task_timeout: float | None = None, errors: str = "raise",
-               executor: Executor | None = None, sandbox: bool | str = False) -> list[Result]:
+               executor: Executor | None = None, sandbox: bool | str = False,
+               stop: Any = None, statistics: str | int = "bounded") -> list[Result]:
     """Solve every instance with ``glns.solve`` in parallel; results in input order.
 
     instances: TSP, CVRP, OVRP and VRPTW instances (kinds may be mixed). destroy, repair: as in
@@ -134,6 +136,10 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
         batch ran (it holds the failures and every result); "return": return the list with a
         :class:`TaskFailure` in place of each failed result.
 
+    stop, statistics: as in ``glns.solve``, for every run; stop takes the built-in criteria
+        only (MaxIterations, MaxRuntime, NoImprovement, TargetCost, or a list of them): the
+        runs happen in other processes.
+
     Ctrl-C stops the batch within moments: the workers are stopped, the results that arrived
     are kept (a run that was itself interrupted keeps its best, ``stop_reason ==
     "interrupted"``), and every other instance gets a TaskFailure with status "interrupted"
@@ -162,6 +168,11 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
     if not (progress is True or progress is False or callable(progress)):
         raise TypeError(f"progress must be True, False or a callable, got {type(progress).__name__}")
     stop_settings(iterations, time_limit, no_improvement)   # a bad budget fails before any task
+    if split_stop(stop)[2]:
+        raise TypeError("solve_many takes the built-in stop criteria only (MaxIterations, MaxRuntime, "
+                        "NoImprovement, TargetCost): a function of yours cannot follow runs in "
+                        "other processes")
+    trace_limit_of(statistics)
     params = params if params is not None else SolveParams()
     if not isinstance(params, SolveParams):
         raise TypeError(f"params must be SolveParams, got {type(params).__name__}")
@@ -175,7 +186,8 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
                              "pass neither an executor nor another backend")
         confinement = sandbox_confinement(sandbox, read_paths=_import_dirs(wires))
     seeds = [run_seed(seed, i) for i in range(len(instances))]
-    tasks = solve_tasks(instances, seeds, wires, iterations, params, time_limit, no_improvement)
+    tasks = solve_tasks(instances, seeds, wires, iterations, params, time_limit, no_improvement, stop,
+                        statistics)
     report = _ProgressLine(len(tasks)) if progress is True else (progress or None)
     # the arguments are all checked: only now start workers (or a Ray runtime) if needed
     with contextlib.nullcontext(executor) if executor is not None \

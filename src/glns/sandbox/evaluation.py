@@ -103,7 +103,8 @@ def operator_wires(destroy: Any, repair: Any, kinds: set[str]) -> dict[str, tupl
 
 def solve_tasks(instances: Sequence[Problem], seeds: Sequence[int], wires: dict[str, tuple[list | None, list | None]],
                 iterations: int | None, params: SolveParams, time_limit: float | None = None,
-                no_improvement: int | None = None) -> list[tuple]:
+                no_improvement: int | None = None, stop: Any = None,
+                statistics: str | int = "bounded") -> list[tuple]:
     """The arguments of :func:`solve_task`, one tuple per instance.
 
     With compile="auto" the compiled twins of Python operators are built here, in the caller,
@@ -125,7 +126,8 @@ def solve_tasks(instances: Sequence[Problem], seeds: Sequence[int], wires: dict[
             default_d, default_r = default_portfolio(problem)
             d_wire = wire_list(default_d) if d_wire is None else d_wire
             r_wire = wire_list(default_r) if r_wire is None else r_wire
-        tasks.append((key, spec, d_wire, r_wire, iterations, seed, params, time_limit, no_improvement))
+        tasks.append((key, spec, d_wire, r_wire, iterations, seed, params, time_limit, no_improvement,
+                      stop, statistics))
     return tasks
 
 
@@ -173,7 +175,8 @@ def _build_operator(wire: tuple, kind: str, index: int) -> Operator:
 
 def solve_task(problem_key: str, problem_spec: tuple, destroy: list[tuple], repair: list[tuple],
                iterations: int | None, seed: int, params: SolveParams,
-               time_limit: float | None = None, no_improvement: int | None = None) -> Result:
+               time_limit: float | None = None, no_improvement: int | None = None, stop: Any = None,
+               statistics: str | int = "bounded") -> Result:
     """One glns.solve run (in a worker); instances and operators are cached by content, so a
     worker builds each instance and compiles each operator once over its life."""
     problem = _cached(_PROBLEMS, problem_key, lambda: _build_problem(problem_spec))
@@ -182,7 +185,7 @@ def solve_task(problem_key: str, problem_spec: tuple, destroy: list[tuple], repa
     r_ops = [_cached(_OPERATORS, ("repair", w), lambda w=w, i=i: _build_operator(w, "repair", i))
              for i, w in enumerate(repair)]
     return solve(problem, d_ops, r_ops, iterations=iterations, time_limit=time_limit,
-                 no_improvement=no_improvement, seed=seed, params=params)
+                 no_improvement=no_improvement, seed=seed, params=params, stop=stop, statistics=statistics)
 
 
 # ============================================================================= parent side
