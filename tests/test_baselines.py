@@ -18,7 +18,7 @@ from conftest import make_problem, make_tsp, make_vrp
 from test_brute_force import tsp_optimum, vrp_optimum, vrptw_optimum
 
 #: short budgets: tiny instances need far less than the benchmark's 5 s / 500 iterations
-BUDGET = {"ortools": {"time_limit": 0.25}, "pyvrp": {"time_limit": 0.25},
+BUDGET = {"ortools": {"time_limit": 0.25}, "pyvrp": {"time_limit": 0.25}, "hgs": {"time_limit": 0.25},
           "lkh": {}, "alns": {"iterations": 1000}}
 PAIRS = [(name, kind) for name, b in BASELINES.items() for kind in b.problems]
 
@@ -122,6 +122,8 @@ def test_tiny_tsp(name, n):
 @pytest.mark.parametrize("name", [n for n, b in BASELINES.items() if "cvrp" in b.problems])
 @pytest.mark.parametrize("kind", ["cvrp", "ovrp"])
 def test_single_customer(name, kind):
+    if kind not in BASELINES[name].problems:
+        pytest.skip(f"{name} does not solve {kind}")
     need(name)
     problem = make_problem(kind, 1, 2, capacity=9)
     run = run_baseline(name, problem, seed=0, **BUDGET[name])
@@ -184,6 +186,7 @@ def test_kind_not_solved():
 @pytest.mark.parametrize("name,budget,message", [
     ("ortools", {}, "ortools needs a time_limit"),
     ("ortools", {"iterations": 10}, "ortools needs a time_limit"),
+    ("hgs", {"iterations": 10}, "hgs needs a time_limit"),
     ("pyvrp", {}, "pyvrp needs a time_limit"),
     ("alns", {"time_limit": 1.0}, "alns needs iterations"),
     ("alns", {"iterations": 0}, "iterations must be a positive integer"),
@@ -192,8 +195,9 @@ def test_kind_not_solved():
     ("ortools", {"time_limit": math.inf}, "time_limit must be a finite number > 0"),
 ])
 def test_missing_or_bad_budget(name, budget, message):
+    problem = make_tsp(5, 0) if "tsp" in BASELINES[name].problems else make_vrp(glns.CVRP, 5, 0)
     with pytest.raises(ValueError, match=message):
-        run_baseline(name, make_tsp(5, 0), **budget)
+        run_baseline(name, problem, **budget)
 
 
 @pytest.mark.parametrize("name", list(BASELINES))
@@ -204,14 +208,16 @@ def test_missing_package(monkeypatch, name):
     assert reason is not None and "pip install 'glns[bench]'" in reason and baseline.module in reason
     assert baseline.version() is None
     budget = {"time_limit": 1.0, "iterations": 5}
+    problem = make_tsp(5, 0) if "tsp" in baseline.problems else make_vrp(glns.CVRP, 5, 0)
     with pytest.raises(ImportError, match=r"pip install 'glns\[bench\]'"):
-        run_baseline(name, make_tsp(5, 0), **budget)
+        run_baseline(name, problem, **budget)
 
 
 def test_registry():
-    assert list(BASELINES) == ["ortools", "pyvrp", "lkh", "alns"]
-    assert BASELINES["lkh"].problems == ("tsp",)
-    assert {b.name: b.budget for b in BASELINES.values()} == {"ortools": "time", "pyvrp": "time", "lkh": "runs", "alns": "iterations"}
+    assert list(BASELINES) == ["ortools", "pyvrp", "lkh", "alns", "hgs"]
+    assert BASELINES["lkh"].problems == ("tsp",) and BASELINES["hgs"].problems == ("cvrp",)
+    assert {b.name: b.budget for b in BASELINES.values()} == {"ortools": "time", "pyvrp": "time", "lkh": "runs",
+                                                               "alns": "iterations", "hgs": "time"}
     for b in BASELINES.values():
         assert b.name and b.label and b.module
         if b.available() is None:

@@ -11,6 +11,8 @@ lkh       LKH-3 through elkai            runs       tsp (iterations = LKH runs, 
                                                     or time_limit: seconds, any number of runs)
 alns      alns + glns seed operators     iterations tsp, cvrp, ovrp (iterations required;
                                                     time_limit optional, stops earlier)
+hgs       HGS-CVRP (hygese)              time       cvrp (time_limit required; a dense
+                                                    distance matrix)
 ========  =============================  =========  ======================================
 
 Integer solvers get the distances scaled (1e6, or 1 for integer matrices; see
@@ -71,13 +73,14 @@ class Baseline:
 
 
 def _baselines() -> dict[str, Baseline]:
-    v = {m: _installed_version(m) for m in ("ortools", "pyvrp", "elkai", "alns")}
+    v = {m: _installed_version(m) for m in ("ortools", "pyvrp", "elkai", "alns", "hygese")}
     elkai = f" (elkai {v['elkai']})" if v["elkai"] else " (elkai)"
     return {b.name: b for b in (
         Baseline("ortools", f"OR-Tools{_short(v['ortools'])} GLS", ("tsp", "cvrp", "ovrp", "vrptw"), "ortools", "time"),
         Baseline("pyvrp", f"PyVRP{_short(v['pyvrp'])} (HGS)", ("tsp", "cvrp", "ovrp", "vrptw"), "pyvrp", "time"),
         Baseline("lkh", f"LKH-3{elkai}", ("tsp",), "elkai", "runs"),
         Baseline("alns", f"alns{_short(v['alns'])} + seed operators", ("tsp", "cvrp", "ovrp"), "alns", "iterations"),
+        Baseline("hgs", f"HGS-CVRP (hygese{_short(v['hygese'])})", ("cvrp",), "hygese", "time"),
     )}
 
 
@@ -92,8 +95,8 @@ def _check_budget(name: str, time_limit: float | None, iterations: int | None) -
     if iterations is not None and (isinstance(iterations, bool) or int(iterations) != iterations
                                    or iterations < 1):
         raise ValueError(f"iterations must be a positive integer, got {iterations!r}")
-    if name == "ortools" and time_limit is None:
-        raise ValueError("ortools needs a time_limit (seconds); it has no iteration budget")
+    if name in ("ortools", "hgs") and time_limit is None:
+        raise ValueError(f"{name} needs a time_limit (seconds); it has no iteration budget")
     if name == "pyvrp" and time_limit is None and iterations is None:
         raise ValueError("pyvrp needs a time_limit (seconds) or iterations")
     if name == "alns" and iterations is None:
@@ -131,6 +134,10 @@ def run_baseline(name: str, problem: Problem, *, time_limit: float | None = None
         from glns.benchmark.baselines import or_tools
 
         return or_tools.solve(problem, float(time_limit), seed, version)  # type: ignore[arg-type]
+    if name == "hgs":
+        from glns.benchmark.baselines import hgs_cvrp
+
+        return hgs_cvrp.solve(problem, float(time_limit), seed, version)  # type: ignore[arg-type]
     if name == "pyvrp":
         from glns.benchmark.baselines import pyvrp_hgs
 
