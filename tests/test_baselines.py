@@ -59,13 +59,13 @@ def test_reaches_brute_force_optimum(name, kind, seed):
 @pytest.mark.parametrize("name", [n for n, b in BASELINES.items() if "vrptw" in b.problems])
 @pytest.mark.parametrize("seed", [0, 1])
 def test_vrptw_route_cost_reaches_brute_force_optimum(name, seed):
-    from test_vrptw_route_cost import _optimum, trade_off
+    from test_vrptw_route_cost import trade_off
 
     need(name)
     problem = trade_off([10.0, 25.0][seed])     # two routes, then one (the fee decides)
     run = run_baseline(name, problem, seed=seed, **BUDGET[name])
     problem.check(run.solution)
-    assert problem.cost(run.solution) == pytest.approx(_optimum(problem), rel=1e-9,
+    assert problem.cost(run.solution) == pytest.approx(vrptw_optimum(problem), rel=1e-9,
                                                        abs=scaling_error(problem, run))
 
 

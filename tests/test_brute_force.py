@@ -20,10 +20,11 @@ def tsp_optimum(problem):
     return best
 
 
-def vrp_optimum(problem):
-    """Every solution is a customer permutation cut into routes: optimal split per permutation."""
+def vrp_optimum(problem, route_ok=None, route_cost=0.0):
+    """Every solution is a customer permutation cut into routes: optimal split per permutation.
+    route_ok(route): whether a route is allowed (time windows); route_cost: paid per route."""
     d, q, cap = problem.distances, problem.demands, problem.capacity
-    closed = problem.kind == "cvrp"
+    closed = problem.kind != "ovrp"
     customers = range(1, problem.n_nodes)
     best = float("inf")
     for perm in itertools.permutations(customers):
@@ -36,7 +37,9 @@ def vrp_optimum(problem):
                 if load > cap:
                     break
                 length = d[0, perm[i]] if j == i else length + d[perm[j - 1], perm[j]]
-                total = length + (d[perm[j], 0] if closed else 0.0)
+                if route_ok is not None and not route_ok(list(perm[i:j + 1])):
+                    continue
+                total = length + (d[perm[j], 0] if closed else 0.0) + route_cost
                 cost[j + 1] = min(cost[j + 1], cost[i] + total)
         best = min(best, cost[m])
     return best
@@ -62,25 +65,9 @@ def test_vrp_feasible_and_optimal_on_tiny_instances(cls, seed):
 
 
 def vrptw_optimum(problem):
-    """As vrp_optimum, with each route's windows checked from scratch (unlimited fleet)."""
-    d = problem.distances
-    customers = range(1, problem.n_nodes)
-    best = float("inf")
-    for perm in itertools.permutations(customers):
-        m = len(perm)
-        cost = [0.0] + [float("inf")] * m
-        for i in range(m):
-            for j in range(i, m):
-                route = list(perm[i:j + 1])
-                if sum(int(problem.demands[c]) for c in route) > problem.capacity:
-                    break
-                if not _route_in_time(problem, route):
-                    continue
-                total = d[0, route[0]] + sum(d[a, b] for a, b in zip(route, route[1:])) + d[route[-1], 0]
-                if cost[i] + total < cost[j + 1]:
-                    cost[j + 1] = cost[i] + total
-        best = min(best, cost[m])
-    return best
+    """As vrp_optimum, with each route's windows checked from scratch (unlimited fleet) and the
+    instance's route cost paid per route."""
+    return vrp_optimum(problem, lambda route: _route_in_time(problem, route), problem.route_cost)
 
 
 def _route_in_time(problem, route):

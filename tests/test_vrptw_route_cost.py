@@ -18,7 +18,8 @@ from glns.problems.vrptw import plain_check
 from glns.rng import run_seed
 
 from conftest import make_problem
-from test_vrptw import _travel, independent_check
+from test_brute_force import vrptw_optimum
+from test_vrptw import independent_check
 
 
 def with_route_cost(p, fee, **kw):
@@ -87,39 +88,6 @@ def test_a_large_fee_buys_fewer_routes():
     assert _objective(p, dear.solution) >= _objective(p, free.solution) - 1e-9   # distance paid
 
 
-def _in_time(p, route):
-    """One route keeps its windows (from the coordinates, as test_vrptw.independent_check)."""
-    tw, s = p.time_windows, p.service_times
-    t, prev = float(tw[0, 0]), 0
-    for c in route:
-        t = max(t + _travel(p, prev, c), float(tw[c, 0]))
-        if t > tw[c, 1] + 1e-9:
-            return False
-        t += float(s[c])
-        prev = c
-    return t + _travel(p, prev, 0) <= tw[0, 1] + 1e-9
-
-
-def _optimum(p):
-    """Brute force: every order of the customers cut into consecutive feasible routes, each
-    paying its distance and the fee."""
-    best = math.inf
-    for perm in itertools.permutations(range(1, p.n_nodes)):
-        m = len(perm)
-        cost = [0.0] + [math.inf] * m
-        for i in range(m):
-            for j in range(i, m):
-                route = list(perm[i:j + 1])
-                if sum(int(p.demands[c]) for c in route) > p.capacity:
-                    break
-                if _in_time(p, route):
-                    path = [0, *route, 0]
-                    length = sum(_travel(p, a, b) for a, b in zip(path, path[1:]))
-                    cost[j + 1] = min(cost[j + 1], cost[i] + length + p.route_cost)
-        best = min(best, cost[m])
-    return best
-
-
 def trade_off(fee: float) -> glns.VRPTW:
     """Two customers east of the depot and two west; the windows let one route serve them
     only as east, west, west, east (about 61 long), while an east and a west route take about
@@ -131,9 +99,9 @@ def trade_off(fee: float) -> glns.VRPTW:
 
 def test_the_trade_off_instance_changes_its_optimum_with_the_fee():
     cheap, dear = trade_off(0.0), trade_off(40.0)
-    assert _optimum(cheap) == pytest.approx(cheap.cost([[1, 2], [3, 4]]))
-    assert _optimum(dear) == pytest.approx(dear.cost([[1, 3, 4, 2]]))
-    assert dear.cost([[1, 2], [3, 4]]) > _optimum(dear)
+    assert vrptw_optimum(cheap) == pytest.approx(cheap.cost([[1, 2], [3, 4]]))
+    assert vrptw_optimum(dear) == pytest.approx(dear.cost([[1, 3, 4, 2]]))
+    assert dear.cost([[1, 2], [3, 4]]) > vrptw_optimum(dear)
 
 
 @pytest.mark.parametrize("fee", [0.0, 0.5, 3.0])
@@ -141,14 +109,14 @@ def test_the_trade_off_instance_changes_its_optimum_with_the_fee():
 def test_optimal_on_tiny_instances_by_brute_force(fee, seed):
     p = with_route_cost(make_problem("vrptw", 6, 400 + seed, 15), fee)
     r = glns.solve(p, iterations=3000, seed=seed, params=glns.SolveParams(destroy_fraction=0.5))
-    assert r.cost == pytest.approx(_optimum(p), rel=1e-9)
+    assert r.cost == pytest.approx(vrptw_optimum(p), rel=1e-9)
 
 
 @pytest.mark.parametrize("fee, routes", [(0.0, 2), (10.0, 2), (25.0, 1), (80.0, 1)])
 def test_the_solver_pays_the_fee_only_when_it_is_worth_it(fee, routes):
     p = trade_off(fee)
     r = glns.solve(p, iterations=500, seed=1)
-    assert r.cost == pytest.approx(_optimum(p), rel=1e-9)
+    assert r.cost == pytest.approx(vrptw_optimum(p), rel=1e-9)
     assert len(r.solution) == routes
 
 
