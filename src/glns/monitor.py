@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, TextIO
 from glns._core._alns import POLL_SECONDS
 
 __all__ = ["Progress", "Callbacks", "MaxIterations", "MaxRuntime", "NoImprovement", "TargetCost",
-           "POLL_SECONDS", "Monitor", "Display"]
+           "POLL_SECONDS", "Monitor", "Display", "BUILT_IN_CRITERIA"]
 
 
 @dataclass(frozen=True)
@@ -96,7 +96,8 @@ class TargetCost:
     cost: float
 
 
-_BUILT_IN = (MaxIterations, MaxRuntime, NoImprovement, TargetCost)
+#: the criteria the native loop checks itself
+BUILT_IN_CRITERIA = (MaxIterations, MaxRuntime, NoImprovement, TargetCost)
 
 
 def split_stop(stop: Any) -> tuple[dict[str, Any], float, list[Callable[[Progress], Any]]]:
@@ -104,7 +105,7 @@ def split_stop(stop: Any) -> tuple[dict[str, Any], float, list[Callable[[Progres
     criteria) of a ``stop=`` argument: one criterion or an iterable of them."""
     if stop is None:
         return {}, -math.inf, []
-    items = [stop] if isinstance(stop, _BUILT_IN) or callable(stop) else list(_iterable(stop))
+    items = [stop] if isinstance(stop, BUILT_IN_CRITERIA) or callable(stop) else list(_iterable(stop))
     if not items:
         raise ValueError("stop is an empty list: give at least one criterion (or None)")
     budgets: dict[str, Any] = {}

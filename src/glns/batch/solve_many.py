@@ -28,15 +28,17 @@ from typing import Any, Callable, Sequence
 
 from glns.checks import check_count, check_seed
 from glns.exceptions import GlnsError
-from glns.executors import BACKENDS, Executor, TaskResult, check_workers, make_executor
+from glns.executors import (BACKENDS, Executor, SerialExecutor, TaskResult, WorkerPool, check_workers,
+                             make_executor)
 from glns.params import SolveParams
 from glns.problems import Problem
 from glns.result import Result
 from glns.rng import run_seed
-from glns.monitor import split_stop
+from glns.monitor import Callbacks, split_stop
 from glns.solve import trace_limit_of, stop_settings
 from glns.sandbox.confine import sandbox_confinement
 from glns.sandbox.evaluation import failure_message, operator_wires, solve_task, solve_tasks
+from glns.sandbox.run_events import RunEvents, built_in_only, callbacks_per_run
 
 __all__ = ["solve_many", "run_solve_tasks", "TaskFailure", "BatchError", "RETRYABLE", "NO_DEADLINE"]
 
@@ -105,7 +107,8 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
                progress: bool | Callable[[int, int, int], None] = False, retries: int = 1,
                task_timeout: float | None = None, errors: str = "raise",
                executor: Executor | None = None, sandbox: bool | str = False,
-               stop: Any = None, statistics: str | int = "bounded") -> list[Result]:
+               stop: Any = None, statistics: str | int = "bounded",
+               callbacks: Callbacks | Callable[[int], Callbacks | None] | None = None) -> list[Result]:
     """Solve every instance with ``glns.solve`` in parallel; results in input order.
 
     instances: TSP, CVRP, OVRP and VRPTW instances (kinds may be mixed). destroy, repair: as in
@@ -136,9 +139,19 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
         batch ran (it holds the failures and every result); "return": return the list with a
         :class:`TaskFailure` in place of each failed result.
 
-    stop, statistics: as in ``glns.solve``, for every run; stop takes the built-in criteria
-        only (MaxIterations, MaxRuntime, NoImprovement, TargetCost, or a list of them): the
-        runs happen in other processes.
+    stop, statistics: as in ``glns.solve``, for every run. The built-in criteria
+        (MaxIterations, MaxRuntime, NoImprovement, TargetCost) travel with the runs and are
+        exact; a function ``criterion(progress)`` of yours stays in this process and is asked
+        with each run's :class:`glns.Progress` every ``glns.monitor.POLL_SECONDS``.
+    callbacks: a :class:`glns.Callbacks` for every run, or a function from the instance's
+        index to its Callbacks (or None). They are called in this process, in the calling
+        thread, with each run's events in order (on_start with the instance, on_iteration,
+        on_best, on_restart, and on_end with the run's Result as it arrives); a run that
+        ends in a worker forwards them over the worker's pipe. One that returns True (or a
+        criterion that does) stops that run at its next poll, within moments rather than at
+        the iteration of the event; the run keeps its best (``stop_reason == "callback"``).
+        An exception in a callback ends the batch and propagates. Callbacks and criteria of
+        your own need the "process" or "serial" backend; they never change a run's moves.
 
     Ctrl-C stops the batch within moments: the workers are stopped, the results that arrived
     are kept (a run that was itself interrupted keeps its best, ``stop_reason ==
@@ -168,10 +181,14 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
     if not (progress is True or progress is False or callable(progress)):
         raise TypeError(f"progress must be True, False or a callable, got {type(progress).__name__}")
     stop_settings(iterations, time_limit, no_improvement)   # a bad budget fails before any task
-    if split_stop(stop)[2]:
-        raise TypeError("solve_many takes the built-in stop criteria only (MaxIterations, MaxRuntime, "
-                        "NoImprovement, TargetCost): a function of yours cannot follow runs in "
-                        "other processes")
+    split_stop(stop)                                         # and so does a bad criterion
+    built_in, criteria = built_in_only(stop)
+    events = RunEvents(instances, callbacks_per_run(callbacks, len(instances)), criteria)
+    listens = any(events.wants(i) is not None for i in range(len(instances)))
+    if listens and (backend == "ray" if executor is None
+                    else not isinstance(executor, (WorkerPool, SerialExecutor))):
+        raise ValueError("callbacks and stop criteria of your own follow runs on the 'process' "
+                         "and 'serial' backends only; on Ray use the built-in criteria")
     trace_limit_of(statistics)
     params = params if params is not None else SolveParams()
     if not isinstance(params, SolveParams):
@@ -186,13 +203,16 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
                              "pass neither an executor nor another backend")
         confinement = sandbox_confinement(sandbox, read_paths=_import_dirs(wires))
     seeds = [run_seed(seed, i) for i in range(len(instances))]
-    tasks = solve_tasks(instances, seeds, wires, iterations, params, time_limit, no_improvement, stop,
-                        statistics)
+    tasks = solve_tasks(instances, seeds, wires, iterations, params, time_limit, no_improvement,
+                        built_in or None, statistics)
+    if listens:
+        tasks = [task + (events.wants(i),) for i, task in enumerate(tasks)]
     report = _ProgressLine(len(tasks)) if progress is True else (progress or None)
     # the arguments are all checked: only now start workers (or a Ray runtime) if needed
     with contextlib.nullcontext(executor) if executor is not None \
             else make_executor(backend, workers, address=address, sandbox=confinement) as ex:
-        out = run_solve_tasks(ex, tasks, seeds, [task_timeout or NO_DEADLINE] * len(tasks), retries, report)
+        out = run_solve_tasks(ex, tasks, seeds, [task_timeout or NO_DEADLINE] * len(tasks), retries, report,
+                              events if listens else None)
     failures = [res for res in out if isinstance(res, TaskFailure)]
     if failures and errors == "raise":
         raise BatchError(failures, out)
@@ -215,14 +235,15 @@ def _import_dirs(wires: dict[str, tuple[list | None, list | None]]) -> list[str]
 
 
 def run_solve_tasks(ex: Executor, tasks: list[tuple], seeds: list[int], deadlines: list[float],
-                    retries: int = 1, report: Callable[[int, int, int], None] | None = None
-                    ) -> list[Result | TaskFailure]:
+                    retries: int = 1, report: Callable[[int, int, int], None] | None = None,
+                    events: RunEvents | None = None) -> list[Result | TaskFailure]:
     """Run :func:`glns.sandbox.evaluation.solve_task` on each of `tasks` on `ex`; results in
     order, a :class:`TaskFailure` in place of each failed run.
 
     deadlines: seconds after which each task's worker is killed. A task whose worker died
     (segfault, OOM kill) runs up to `retries` more times; other failures are deterministic.
-    report(done, total, failed) is called after every finished task.
+    report(done, total, failed) is called after every finished task. events: the callbacks
+    and stop criteria that the runs' events go to (the executor must take on_event).
 
     Ctrl-C (KeyboardInterrupt here, or a run that a worker's own SIGINT interrupted) stops the
     batch: the workers' tasks are abandoned, the results that arrived are kept, and every other
@@ -241,6 +262,8 @@ def run_solve_tasks(ex: Executor, tasks: list[tuple], seeds: list[int], deadline
             i = pending[j]
             attempts[i] += 1
             final[i] = res
+            if res.ok and events is not None:
+                events.finished(i, res.value)
             if res.ok or last or res.status not in RETRYABLE:
                 counts["done"] += 1
                 counts["failed"] += not res.ok
@@ -250,8 +273,10 @@ def run_solve_tasks(ex: Executor, tasks: list[tuple], seeds: list[int], deadline
                 raise KeyboardInterrupt     # the run was stopped by Ctrl-C: so is the batch
 
         try:
+            listen = {} if events is None else \
+                {"on_event": lambda j, event, pending=pending: events(pending[j], event)}
             answers = ex.map(solve_task, [tasks[i] for i in pending], timeout=[deadlines[i] for i in pending],
-                             on_result=on_result)
+                             on_result=on_result, **listen)
         except KeyboardInterrupt:
             logger.warning("solve_many: interrupted; %d of %d task(s) finished",
                            sum(r is not None and r.ok for r in final), len(tasks))

@@ -30,6 +30,7 @@ from typing import Any, Callable, Iterator, Sequence
 
 from glns.executors.answers import load_answer
 from glns.executors.base import TaskResult, check_timeouts, check_workers, usable_cores
+from glns.executors.channel import STOP, EventHandler, is_event
 from glns.executors.confinement import Confinement, as_confinement, check_support, secret_names
 from glns.executors.main_module import MainModuleError, dump_task, main_module_skipped
 from glns.executors.worker import worker_main
@@ -98,7 +99,7 @@ def _get_context(name: str) -> multiprocessing.context.BaseContext:
 class _Slot:
     """One worker process and its pipe; `task` is the index of the task it runs, if any."""
 
-    __slots__ = ("process", "conn", "task", "started", "deadline")
+    __slots__ = ("process", "conn", "task", "started", "deadline", "stopping")
 
     def __init__(self, process: Any, conn: Any) -> None:
         self.process = process
@@ -106,6 +107,7 @@ class _Slot:
         self.task: int | None = None
         self.started = 0.0
         self.deadline = 0.0
+        self.stopping = False      # its task was asked to stop
 
     def kill(self) -> None:
         # the worker leads its own process group: this also ends processes the code started
@@ -117,6 +119,15 @@ class _Slot:
             self.process.join(5.0)
         with contextlib.suppress(Exception):
             self.conn.close()
+
+
+class _Event:
+    """An event a running task sent (glns.executors.channel), not its answer."""
+
+    __slots__ = ("event",)
+
+    def __init__(self, event: Any) -> None:
+        self.event = event
 
 
 def _shutdown(slots: list[_Slot]) -> None:
@@ -226,13 +237,16 @@ class WorkerPool:
         return self.map(fn, [args], timeout=timeout)[0]
 
     def map(self, fn: Callable, arg_tuples: Sequence[tuple], timeout: float | Sequence[float],
-            on_result: Callable[[int, TaskResult], None] | None = None) -> list[TaskResult]:
+            on_result: Callable[[int, TaskResult], None] | None = None,
+            on_event: EventHandler | None = None) -> list[TaskResult]:
         """Run fn(*args) for each args in arg_tuples on all workers; results in input order.
 
         timeout: seconds per task (one value for all, or one per task), counted from the
         moment the task is handed to a worker. One killed or crashed task never affects the
         others. Calls from several threads are served one after the other. on_result(i,
         result) is called in this thread as soon as task i has its result (e.g. progress).
+        on_event(i, event) is called in this thread for every event task i sends while it runs
+        (:mod:`glns.executors.channel`); when it returns True, task i is asked to stop.
 
         Raises :class:`glns.executors.MainModuleError` at once, before any task runs, when fn
         (or, when its task is handed out, an argument) is defined in ``__main__``: workers
@@ -249,10 +263,11 @@ class WorkerPool:
         except Exception:   # reported per task, as for any task that cannot be sent
             pass
         with self._lock:
-            return self._map(fn, tasks, limits, on_result)
+            return self._map(fn, tasks, limits, on_result, on_event)
 
     def _map(self, fn: Callable, tasks: list[tuple], limits: list[float],
-             on_result: Callable[[int, TaskResult], None] | None = None) -> list[TaskResult]:
+             on_result: Callable[[int, TaskResult], None] | None = None,
+             on_event: EventHandler | None = None) -> list[TaskResult]:
         results: list[TaskResult | None] = [None] * len(tasks)
         self._ensure_workers()
         queue = list(range(len(tasks)))[::-1]   # pop() from the end takes tasks in input order
@@ -274,7 +289,13 @@ class WorkerPool:
                 for slot in list(busy):
                     i = slot.task
                     if slot.conn in ready or slot.process.sentinel in ready:
-                        results[i] = self._collect(slot)
+                        answer = self._collect(slot)
+                        if not isinstance(answer, TaskResult):     # an event: the task runs on
+                            if on_event is not None and on_event(i, answer.event) and not slot.stopping:
+                                slot.stopping = True
+                                self._ask_to_stop(slot)
+                            continue
+                        results[i] = answer
                     elif time.monotonic() >= slot.deadline:
                         results[i] = TaskResult(
                             "timeout", message=f"no answer within {limits[i]:g} s; the worker was killed",
@@ -312,20 +333,30 @@ class WorkerPool:
                 self._restart(slot)   # the worker died while idle
                 continue
             slot.task = i
+            slot.stopping = False
             slot.started = time.monotonic()
             slot.deadline = slot.started + limit
             return True
         results[i] = TaskResult("died", message="could not start a worker process")
         return False
 
-    def _collect(self, slot: _Slot) -> TaskResult:
-        """The answer of a slot whose pipe or process became ready."""
+    @staticmethod
+    def _ask_to_stop(slot: _Slot) -> None:
+        try:
+            slot.conn.send(STOP)
+        except (BrokenPipeError, ConnectionError, OSError):
+            pass    # the worker is gone: its task is reported as died
+
+    def _collect(self, slot: _Slot) -> TaskResult | _Event:
+        """The answer of a slot whose pipe or process became ready, or an event its task sent."""
         elapsed = time.monotonic() - slot.started
         try:
             if slot.conn.poll():
                 # a confined worker runs untrusted code: its answer may build data only
                 answer = load_answer(slot.conn.recv_bytes()) if self.confinement is not None \
                     else slot.conn.recv()
+                if is_event(answer):
+                    return _Event(answer[1])
                 status, value, message, seconds, retire = answer
                 if retire:      # the worker is leaving (e.g. the task left threads behind)
                     self._restart(slot)

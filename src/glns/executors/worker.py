@@ -15,6 +15,7 @@ import threading
 from typing import Any
 
 from glns.executors.base import call_task
+from glns.executors.channel import STOP, PipeChannel, using
 from glns.executors.confinement import Confinement, apply
 
 __all__ = ["worker_main"]
@@ -55,6 +56,8 @@ def worker_main(conn: Any, memory_mb: int | None, quiet: bool,
                 confinement: Confinement | None = None) -> None:
     """Answer (fn, args) messages with (status, value, message, seconds, retire) until None or EOF.
 
+    A task may send events on the same pipe while it runs (glns.executors.channel).
+
     retire: the worker leaves after this answer (see _tidy_up); the parent replaces it.
     confinement: applied before the first task; if it fails (strict mode), every task is
     answered with the error instead of being run.
@@ -85,13 +88,16 @@ def worker_main(conn: Any, memory_mb: int | None, quiet: bool,
             continue
         if msg is None:
             return
+        if msg == STOP:     # a stop request for a task that has ended meanwhile
+            continue
         fn, args = msg
         if refused is not None:
             conn.send(("error", None, refused, 0.0, False))
             continue
         # BaseException: SystemExit and the bridge's timeout included
-        *answer, seconds = call_task(fn, args, f"exceeded the memory limit of {memory_mb} MB",
-                                     BaseException)
+        with using(PipeChannel(conn)):
+            *answer, seconds = call_task(fn, args, f"exceeded the memory limit of {memory_mb} MB",
+                                         BaseException)
         try:
             retire = not _tidy_up(recursion_limit)
         except BaseException:

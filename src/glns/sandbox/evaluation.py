@@ -23,6 +23,7 @@ import numpy as np
 from glns.checks import check_count, check_seed
 from glns.exceptions import OperatorError
 from glns.executors import Executor, TaskResult, WorkerPool
+from glns.executors.channel import current as current_channel
 from glns.operators import Operator
 from glns.operators.accelerate import accelerate_settings, precompile
 from glns.operators.arguments import parse_per_kind
@@ -31,7 +32,8 @@ from glns.params import SolveParams
 from glns.problems import Problem, problem_class
 from glns.result import Result
 from glns.sandbox.confine import sandbox_confinement
-from glns.solve import DEFAULT_DESTROY, DEFAULT_REPAIR, default_portfolio, solve
+from glns.sandbox.run_events import Wants, built_in_only, forwarding
+from glns.solve import DEFAULT_DESTROY, DEFAULT_ITERATIONS, DEFAULT_REPAIR, default_portfolio, solve
 
 __all__ = ["RunOutcome", "PythonSource", "evaluate", "DEFAULT_OP_TIMEOUT", "solve_task", "solve_tasks",
            "failure_message", "operator_wires"]
@@ -176,16 +178,30 @@ def _build_operator(wire: tuple, kind: str, index: int) -> Operator:
 def solve_task(problem_key: str, problem_spec: tuple, destroy: list[tuple], repair: list[tuple],
                iterations: int | None, seed: int, params: SolveParams,
                time_limit: float | None = None, no_improvement: int | None = None, stop: Any = None,
-               statistics: str | int = "bounded") -> Result:
+               statistics: str | int = "bounded", events: Wants | None = None) -> Result:
     """One glns.solve run (in a worker); instances and operators are cached by content, so a
-    worker builds each instance and compiles each operator once over its life."""
+    worker builds each instance and compiles each operator once over its life.
+
+    events: what the run reports to the caller while it runs (glns.sandbox.run_events), over
+    the channel of its task; the caller may then stop it.
+    """
     problem = _cached(_PROBLEMS, problem_key, lambda: _build_problem(problem_spec))
     d_ops = [_cached(_OPERATORS, ("destroy", w), lambda w=w, i=i: _build_operator(w, "destroy", i))
              for i, w in enumerate(destroy)]
     r_ops = [_cached(_OPERATORS, ("repair", w), lambda w=w, i=i: _build_operator(w, "repair", i))
              for i, w in enumerate(repair)]
+    channel = current_channel() if events is not None else None
+    callbacks = None
+    if channel is not None:
+        callbacks, poll = forwarding(events, channel)   # type: ignore[arg-type]
+        criteria_of_callers = events[4]   # type: ignore[index]
+        if stop is None and not criteria_of_callers and \
+                iterations is None and time_limit is None and no_improvement is None:
+            iterations = DEFAULT_ITERATIONS     # what glns.solve does without stop=
+        stop = [*built_in_only(stop)[0], poll]
     return solve(problem, d_ops, r_ops, iterations=iterations, time_limit=time_limit,
-                 no_improvement=no_improvement, seed=seed, params=params, stop=stop, statistics=statistics)
+                 no_improvement=no_improvement, seed=seed, params=params, stop=stop, statistics=statistics,
+                 callbacks=callbacks)
 
 
 # ============================================================================= parent side
