@@ -319,3 +319,42 @@ def test_parse_answer_dedents_a_fence_inside_a_list_item():
     parsed = parse_answer(text)
     assert parsed.code == "def destroy(x, k, p):\n    return [], x\n"
     compile(parsed.code, "<answer>", "exec")
+
+
+def test_first_responses_are_parsed_one_at_a_time_then_in_parallel(monkeypatch):
+    """The openai client's lazily built response models are not thread-safe on first use."""
+    import threading
+    import time
+
+    from glns.llm import client as client_module
+
+    monkeypatch.setattr(client_module, "_responses_parsed", threading.Event())
+    inside, most = [0], [0]
+    lock = threading.Lock()
+
+    def call(fail=False):
+        with client_module.first_response_gate():
+            with lock:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            time.sleep(0.05)
+            with lock:
+                inside[0] -= 1
+            if fail:
+                raise RuntimeError("no response")
+
+    with pytest.raises(RuntimeError):
+        call(fail=True)                      # a failed first call opens nothing
+    threads = [threading.Thread(target=call) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] == 1 and client_module._responses_parsed.is_set()
+    most[0] = 0
+    threads = [threading.Thread(target=call) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert most[0] > 1                       # after one parsed response: no waiting

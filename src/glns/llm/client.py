@@ -14,8 +14,10 @@ failed together do not retry in lockstep); a ``Retry-After`` header raises the w
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import random
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
@@ -23,7 +25,7 @@ from typing import Any, Callable, Sequence
 from glns.exceptions import GlnsError
 from glns.llm.config import LLMConfig
 
-__all__ = ["LLMClient", "LLMReply", "CallRecord", "LLMError", "Message"]
+__all__ = ["LLMClient", "LLMReply", "CallRecord", "LLMError", "Message", "first_response_gate"]
 
 logger = logging.getLogger(__name__)
 
@@ -82,6 +84,27 @@ class LLMReply:
 
     text: str
     record: CallRecord
+
+
+_FIRST_RESPONSE = threading.Lock()
+_responses_parsed = threading.Event()
+
+
+@contextlib.contextmanager
+def first_response_gate() -> Any:
+    """One call at a time until one response has been parsed in this process, then no wait.
+
+    The openai client builds its pydantic response models on first use, and that build is not
+    thread-safe (two threads parsing the first responses at once can fail with "type object
+    'ChatCompletion' has no attribute '__pydantic_core_schema__'"); the evolution sends its
+    first requests from several threads at once.
+    """
+    if _responses_parsed.is_set():
+        yield
+        return
+    with _FIRST_RESPONSE:
+        yield
+        _responses_parsed.set()
 
 
 def _import_openai() -> Any:
@@ -187,7 +210,8 @@ class LLMClient:
                 t_attempt = self._clock()
                 retry_after = None
                 try:
-                    response = client.chat.completions.create(**kwargs)
+                    with first_response_gate():
+                        response = client.chat.completions.create(**kwargs)
                 except openai.APIStatusError as exc:
                     status = exc.status_code
                     record.status = status
