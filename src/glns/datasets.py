@@ -425,14 +425,21 @@ def _geometry(inst: dict[str, Any], path: Path, rounding: str) -> tuple[np.ndarr
 
 def read(path: str | os.PathLike, rounding: Literal["nint", "exact", "dimacs"] | None = None,
          problem: str | None = None) -> Problem:
-    """Read a TSPLIB ``.tsp``, CVRPLIB ``.vrp``, VRPLIB VRPTW or Solomon ``.txt`` file (needs
-    the optional ``vrplib``).
+    """Read a TSPLIB ``.tsp``, CVRPLIB ``.vrp``, VRPLIB VRPTW or Solomon ``.txt`` file.
+
+    Needs the optional ``vrplib``. Node ``k`` of the instance is node ``k + 1`` of the file,
+    so the depot (file node 1, the only depot allowed) is node 0.
+
+    A VRPTW file gives ``VEHICLES`` (the fleet), ``TIME_WINDOW_SECTION`` and ``SERVICE_TIME``
+    (one for every customer) or ``SERVICE_TIME_SECTION``; a Solomon file (as published for the
+    Solomon and Gehring-Homberger sets) has the same data in its columns. The depot's window is
+    the planning horizon; its service time is 0.
 
     Parameters
     ----------
-    path
+    path : str or os.PathLike
         The instance file.
-    rounding
+    rounding : {"nint", "exact", "dimacs"} or None, optional
         ``"nint"`` (the default for TSPLIB and CVRPLIB files): the library convention, so
         costs compare to the published best-known values: ``nint(d) = floor(d + 0.5)`` per
         edge for ``EUC_2D`` (computed on demand), ``ceil(d)`` for ``CEIL_2D`` (a dense
@@ -440,23 +447,34 @@ def read(path: str | os.PathLike, rounding: Literal["nint", "exact", "dimacs"] |
         truncated to one decimal, as the DIMACS challenge, the Gehring-Homberger best-known
         values and PyVRP use. ``"exact"``: the unrounded Euclidean distances. ``EXPLICIT``
         matrices are used as given either way.
-    problem
+    problem : {"tsp", "cvrp", "ovrp", "vrptw"} or None, optional
         ``"tsp"``, ``"cvrp"``, ``"ovrp"`` or ``"vrptw"``; by default TSP for ``TYPE:
         TSP``/``ATSP``, CVRP for ``TYPE: CVRP`` and VRPTW for ``TYPE: VRPTW`` and Solomon-format
         files. Use ``"ovrp"`` to read a CVRPLIB file as an open VRP, ``"cvrp"`` to read a
         time-window file without its windows.
 
-    A VRPTW file gives ``VEHICLES`` (the fleet), ``TIME_WINDOW_SECTION`` and ``SERVICE_TIME``
-    (one for every customer) or ``SERVICE_TIME_SECTION``; a Solomon file (as published for the
-    Solomon and Gehring-Homberger sets) has the same data in its columns. The depot's window is
-    the planning horizon; its service time is 0.
+    Returns
+    -------
+    Problem
+        A :class:`TSP`, :class:`CVRP`, :class:`OVRP` or :class:`VRPTW` instance, named after
+        the file's ``NAME`` (or the file name).
 
-    Node ``k`` of the instance is node ``k + 1`` of the file, so the depot (file node 1, the
-    only depot allowed) is node 0. Every error names the file: OSError when it cannot be
-    opened; ValueError for an invalid rounding, a malformed file, a DIMENSION that does not
-    match the data, an unsupported edge weight type or file type, a CVRP file read as a TSP or
-    a TSP file read as a VRP; InvalidInstanceError (a ValueError) for invalid data; and
-    ImportError if vrplib is not installed.
+    Raises
+    ------
+    OSError
+        When the file cannot be opened.
+    ValueError
+        For an invalid rounding, a malformed file, a DIMENSION that does not match the data,
+        an unsupported edge weight type or file type, a CVRP file read as a TSP or a TSP file
+        read as a VRP.
+    InvalidInstanceError
+        For invalid data (a ValueError too).
+    ImportError
+        If vrplib is not installed.
+
+    Notes
+    -----
+    Every error names the file.
     """
     if rounding is not None and rounding not in _ROUNDINGS:
         raise ValueError(f"rounding must be one of {_ROUNDINGS}, got {rounding!r}")
@@ -526,11 +544,21 @@ def _kind_from_type(inst: dict[str, Any], path: Path) -> str:
 def read_solution(path: str | os.PathLike) -> tuple[list[int] | list[list[int]], float | None]:
     """Read a CVRPLIB ``.sol`` or TSPLIB ``.opt.tour`` file (needs the optional ``vrplib``).
 
-    ``.sol``: returns ``(routes, cost)``; routes list customer ids, which are the instance's
-    node ids as :func:`read` numbers them (depot 0, customer ``c`` is file node ``c + 1``), and
-    ``cost`` is the stated ``Cost`` (None if absent). A TSP tour written as a ``.sol`` by
-    :func:`write_solution` reads back as one route without city 0: the tour is ``[0, *routes[0]]``.
-    ``.opt.tour``: returns ``(tour, None)``, the tour as a 0-based permutation (a TSP solution).
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The solution file: a ``.sol`` file, or a tour file (one with a ``TOUR_SECTION``).
+
+    Returns
+    -------
+    solution : list of list of int or list of int
+        ``.sol``: the routes, lists of customer ids, which are the instance's node ids as
+        :func:`read` numbers them (depot 0, customer ``c`` is file node ``c + 1``). A TSP tour
+        written as a ``.sol`` by :func:`write_solution` reads back as one route without city
+        0: the tour is ``[0, *routes[0]]``. ``.opt.tour``: the tour as a 0-based permutation
+        (a TSP solution).
+    cost : float or None
+        ``.sol``: the stated ``Cost`` (None if absent); ``.opt.tour``: None.
     """
     path = Path(path)
     vrplib = _vrplib()

@@ -29,8 +29,21 @@ __all__ = ["Progress", "Callbacks", "MaxIterations", "MaxRuntime", "NoImprovemen
 
 @dataclass(frozen=True)
 class Progress:
-    """Where a run stands: iterations done, seconds since it started, the best and current
-    costs, and the restarts so far."""
+    """Where a run stands, as callbacks and stop criteria see it.
+
+    Parameters
+    ----------
+    iteration : int
+        Iterations done.
+    seconds : float
+        Seconds since the run started.
+    best_cost : float
+        The cost of the best solution so far.
+    current_cost : float
+        The cost of the current solution.
+    restarts : int
+        Restarts (and epochs) so far.
+    """
 
     iteration: int
     seconds: float
@@ -41,15 +54,34 @@ class Progress:
 
 @dataclass
 class Callbacks:
-    """Functions :func:`glns.solve` calls during a run (each optional; any that returns True
-    stops the run).
+    """Functions :func:`glns.solve` calls during a run.
 
-    on_start(problem): before the first iteration.
-    on_iteration(progress): every ``every`` iterations (a :class:`Progress`).
-    on_best(solution, cost, iteration, seconds): on every new best solution (the solution in
-        the instance's node ids; a fresh list the callback may keep).
-    on_restart(progress): when the run goes back to its best solution (a restart or an epoch).
-    on_end(result): with the :class:`glns.Result` (its return value is ignored).
+    Each one is optional; any that returns True stops the run (the result then has
+    ``stop_reason == "callback"`` and the best solution found so far).
+
+    Parameters
+    ----------
+    on_start : callable or None, optional
+        ``on_start(problem)``: before the first iteration.
+    on_iteration : callable or None, optional
+        ``on_iteration(progress)``: every `every` iterations, with a :class:`Progress`.
+    every : int, default 1
+        How often `on_iteration` is called, in iterations (a positive integer).
+    on_best : callable or None, optional
+        ``on_best(solution, cost, iteration, seconds)``: on every new best solution (the
+        solution in the instance's node ids; a fresh list the callback may keep).
+    on_restart : callable or None, optional
+        ``on_restart(progress)``: when the run goes back to its best solution (a restart or
+        an epoch).
+    on_end : callable or None, optional
+        ``on_end(result)``: with the :class:`glns.Result` (its return value is ignored).
+
+    Raises
+    ------
+    ValueError
+        When `every` is not a positive integer.
+    TypeError
+        When a callback is neither callable nor None.
     """
 
     on_start: Callable[[Any], Any] | None = None
@@ -70,28 +102,52 @@ class Callbacks:
 
 @dataclass(frozen=True)
 class MaxIterations:
-    """Stop after this many iterations."""
+    """Stop after this many iterations.
+
+    Parameters
+    ----------
+    iterations : int
+        The iteration budget.
+    """
 
     iterations: int
 
 
 @dataclass(frozen=True)
 class MaxRuntime:
-    """Stop after this many seconds."""
+    """Stop after this many seconds.
+
+    Parameters
+    ----------
+    seconds : float
+        The time budget in seconds of wall time.
+    """
 
     seconds: float
 
 
 @dataclass(frozen=True)
 class NoImprovement:
-    """Stop after this many iterations in a row without a new best."""
+    """Stop after this many iterations in a row without a new best.
+
+    Parameters
+    ----------
+    iterations : int
+        Iterations without a new best solution.
+    """
 
     iterations: int
 
 
 @dataclass(frozen=True)
 class TargetCost:
-    """Stop as soon as the best cost is at most this."""
+    """Stop as soon as the best cost is at most this.
+
+    Parameters
+    ----------
+    cost : float
+        The target cost (finite).
+    """
 
     cost: float
 

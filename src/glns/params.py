@@ -27,7 +27,23 @@ COMPILE_SETTINGS = ("auto", "wait", "cached", "off")
 
 @dataclass(frozen=True)
 class FixedTemperature:
-    """T starts at t0 and is multiplied by alpha after every iteration (the paper: 100, 0.97)."""
+    """Geometric cooling from a fixed start temperature (the paper's schedule).
+
+    The temperature T starts at `t0` and is multiplied by `alpha` after every iteration,
+    whatever the instance's size or costs.
+
+    Parameters
+    ----------
+    t0 : float, default 100.0
+        The start temperature (the paper: 100); finite and >= 0.
+    alpha : float, default 0.97
+        The cooling factor applied after every iteration (the paper: 0.97); in (0, 1].
+
+    Raises
+    ------
+    ValueError
+        When `t0` or `alpha` is out of range.
+    """
 
     t0: float = 100.0
     alpha: float = 0.97
@@ -39,13 +55,25 @@ class FixedTemperature:
             raise ValueError(f"alpha must be in (0, 1], got {self.alpha}")
 
     def to_core(self, n_customers: int) -> FixedSchedule:
-        """The core's typed schedule (the same at every size)."""
+        """The core's typed schedule (the same at every size).
+
+        Parameters
+        ----------
+        n_customers : int
+            Customers (or cities) of the instance; unused, as the schedule does not depend
+            on the size.
+
+        Returns
+        -------
+        FixedSchedule
+            The core's schedule with this `t0` and `alpha`.
+        """
         return FixedSchedule(t0=self.t0, alpha=self.alpha)
 
 
 @dataclass(frozen=True)
 class AutoTemperature:
-    """Scale-aware simulated annealing.
+    """Scale-aware simulated annealing (the default temperature schedule).
 
     The start temperature accepts a candidate `worse` (a fraction, e.g. 0.01 = 1 %) above the
     cost of a greedy construction with probability `accept`; it cools geometrically to
@@ -53,8 +81,26 @@ class AutoTemperature:
     limit is given). On an instance of n > `reference_nodes` customers the fraction is of the
     cost's share of `reference_nodes` customers (cost x reference_nodes / n): one iteration
     changes a few dozen nodes whatever n is, so the temperature follows the cost per node, not
-    the size (None: of the whole cost at every size, the earlier rule). Measured on X-n1001
-    and Leuven1: 2.1 % -> 0.4 % and 4.1 % -> 0.4 % above the best known at T/100.
+    the size. Measured on X-n1001 and Leuven1: 2.1 % -> 0.4 % and 4.1 % -> 0.4 % above the
+    best known at T/100.
+
+    Parameters
+    ----------
+    worse : float, default 0.01
+        How much worse than the greedy construction's cost (a fraction, > 0) a candidate
+        may be to be accepted with probability `accept` at the start.
+    accept : float, default 0.5
+        The probability of accepting such a candidate at the start; in (0, 1).
+    end_ratio : float, default 0.01
+        The end temperature as a fraction of the start temperature; in (0, 1].
+    reference_nodes : int or None, default 50
+        On larger instances `worse` is a fraction of the cost's share of this many customers
+        (a positive integer). None: of the whole cost at every size (the earlier rule).
+
+    Raises
+    ------
+    ValueError
+        When a parameter is out of range.
     """
 
     worse: float = 0.01
@@ -73,7 +119,19 @@ class AutoTemperature:
             raise ValueError(f"reference_nodes must be a positive integer or None, got {self.reference_nodes}")
 
     def to_core(self, n_customers: int) -> AutoSchedule:
-        """The core's typed schedule for an instance of `n_customers`."""
+        """The core's typed schedule for an instance of `n_customers`.
+
+        Parameters
+        ----------
+        n_customers : int
+            Customers (or cities) of the instance; above `reference_nodes` it scales `worse`
+            down by ``reference_nodes / n_customers``.
+
+        Returns
+        -------
+        AutoSchedule
+            The core's schedule for this size.
+        """
         worse = self.worse
         if self.reference_nodes is not None and n_customers > self.reference_nodes:
             worse *= self.reference_nodes / n_customers
@@ -91,9 +149,23 @@ class Restart:
     iterations, or of the time limit when only a time limit is given) since the last new best
     or the last restart, the current solution becomes the best one again and the temperature
     is set to `temperature` times the start temperature, from where it cools to the schedule's
-    end temperature at the end of the budget (FixedTemperature: it goes on cooling by alpha).
-    Without an iteration or time budget (only no_improvement) there are no restarts; with only
-    a time limit, the Epochs (SolveParams.epochs) take their place unless epochs is None.
+    end temperature at the end of the budget (`FixedTemperature`: it goes on cooling by alpha).
+    Without an iteration or time budget (only ``no_improvement``) there are no restarts; with
+    only a time limit, the `Epochs` (``SolveParams.epochs``) take their place unless
+    ``epochs`` is None.
+
+    Parameters
+    ----------
+    stall : float, default 0.2
+        The fraction of the budget without a new best after which the run restarts; in (0, 1].
+    temperature : float, default 0.1
+        The temperature after a restart, as a multiple of the start temperature; finite
+        and >= 0.
+
+    Raises
+    ------
+    ValueError
+        When `stall` or `temperature` is out of range.
     """
 
     stall: float = 0.2
@@ -110,14 +182,29 @@ class Restart:
 class Epochs:
     """With only a time limit, anneal in epochs of iterations that do not depend on the budget.
 
-    The first epoch runs ``first`` x n iterations (n customers or cities, at least 1) from the
+    The first epoch runs `first` x n iterations (n customers or cities, at least 1) from the
     start temperature T0 to the schedule's end temperature; each later one is `growth` times
     longer than the one before, and starts again from the best solution at `temperature` x T0
     (by default T0 itself: a full reheat), cooling to the same end temperature. The time limit
     only says when to stop, so a run is the same, iteration for iteration, as every shorter run
     with the same seed: a longer time limit never gives a worse result (docs/method.md,
     "Epochs"). They replace the stall restarts (`Restart`) of a time-only budget, and apply to
-    AutoTemperature; with an iteration budget the annealing is tied to the iterations as before.
+    `AutoTemperature`; with an iteration budget the annealing is tied to the iterations as
+    before.
+
+    Parameters
+    ----------
+    first : float, default 20.0
+        Iterations of the first epoch per customer (or city); finite and > 0.
+    growth : float, default 2.0
+        How many times longer each epoch is than the one before; finite and >= 1.
+    temperature : float, default 1.0
+        The start temperature of every later epoch, as a multiple of T0; finite and >= 0.
+
+    Raises
+    ------
+    ValueError
+        When a parameter is out of range.
     """
 
     first: float = 20.0
@@ -133,7 +220,18 @@ class Epochs:
             raise ValueError(f"temperature must be finite and >= 0, got {self.temperature}")
 
     def first_iterations(self, n_customers: int) -> int:
-        """Iterations of the first epoch on an instance of `n_customers`."""
+        """Iterations of the first epoch on an instance of `n_customers`.
+
+        Parameters
+        ----------
+        n_customers : int
+            Customers (or cities) of the instance.
+
+        Returns
+        -------
+        int
+            ``first x n_customers`` iterations, rounded down, at least 1.
+        """
         return max(1, int(self.first * n_customers))
 
 
@@ -144,11 +242,25 @@ class LargeTour:
     There the default repairs insert a city next to its near neighbours only (O(1) a city,
     ``glns.solve.LARGE_TOUR_NEIGHBOURS``), so an iteration that removes more cities stays
     cheap: k is capped by `max_destroy` instead of ``SolveParams.large_destroy``'s cap (which
-    is for VRPs, whose regret insertion scans every route), and an AutoTemperature's `worse` is
-    multiplied by `hotter`, as twice the cities change per iteration. Tuned on generated
-    uniform TSPs at n/100 x 2.4 s (n = 1,000 to 4,000: better on 24 of 26, 0.1 % on average);
-    on the 20 TSPLIB files of 1,000-6,000 cities +0.92 % -> +0.43 % above the best known
-    (docs/portfolio.md).
+    is for VRPs, whose regret insertion scans every route), and an `AutoTemperature`'s
+    ``worse`` is multiplied by `hotter`, as twice the cities change per iteration. Tuned on
+    generated uniform TSPs at n/100 x 2.4 s (n = 1,000 to 4,000: better on 24 of 26, 0.1 % on
+    average); on the 20 TSPLIB files of 1,000-6,000 cities +0.92 % -> +0.43 % above the best
+    known (docs/portfolio.md).
+
+    Parameters
+    ----------
+    cities : int, default 400
+        The tour size from which these rules apply (a positive integer).
+    max_destroy : int, default 60
+        The most cities a destroy removes on such a tour (a positive integer).
+    hotter : float, default 2.0
+        The factor on an `AutoTemperature`'s ``worse``; finite and > 0.
+
+    Raises
+    ------
+    ValueError
+        When a parameter is out of range.
     """
 
     cities: int = LARGE_TOUR_CITIES
@@ -166,48 +278,82 @@ class LargeTour:
 
 @dataclass(frozen=True)
 class SolveParams:
-    """Parameters of the adaptive LNS loop.
+    """Parameters of the adaptive LNS loop (docs/method.md).
 
-    destroy_fraction: epsilon, nodes removed per iteration = floor(epsilon * n) (at least 1); or a
-        range (low, high): k drawn uniformly from floor(low * n) .. floor(high * n) every iteration.
-    max_destroy: an upper bound on k whatever n is (None: no bound). Large instances need no more
+    The defaults are the tuned, scale-aware settings; :meth:`paper` gives the paper's preset.
+    Every parameter is checked on construction.
+
+    Parameters
+    ----------
+    destroy_fraction : float or tuple of (float, float), default (0.2, 0.6)
+        Epsilon: nodes removed per iteration = floor(epsilon * n) (at least 1); or a range
+        (low, high): k drawn uniformly from floor(low * n) .. floor(high * n) every
+        iteration. In (0, 1], with low <= high.
+    max_destroy : int or None, default 60
+        An upper bound on k whatever n is (None: no bound). Large instances need no more
         than a few dozen removals per iteration to make progress.
-    large_destroy: (n0, cap): from n0 customers on, k is at most cap (None: no such bound).
-        Cheaper iterations win there (X-n1001 at T/100: 1.3 % -> 0.4 % above the best known
-        with 30 instead of 60); below n0 a larger k wins at 500 iterations (the paper tables).
-    large_tour: LargeTour (default) or None: on a TSP of 400 cities or more, k up to 60 in
-        place of large_destroy's cap, and a hotter AutoTemperature (None: the VRP rules).
-    decay: lambda of the weight update w <- lambda w + (1 - lambda) sigma.
-    scores: (sigma1, sigma2, sigma3, sigma4) for new best, better, accepted, rejected/failed.
-    temperature: FixedTemperature (paper) or AutoTemperature (default, scale-aware).
-    adaptive: False selects operators uniformly ("no adaptive weights" ablation).
-    restart: Restart (default) or None: continue from the best solution, cooler, when the run
-        has found no new best for a fifth of its budget (docs/method.md, "Restarts").
-    epochs: Epochs (default) or None: with only a time limit (and AutoTemperature), anneal in
-        epochs of iterations that do not depend on the budget, so that a longer time limit
-        never gives a worse result (docs/method.md, "Epochs"); None: one annealing stretched
-        over the time limit, with the stall restarts, as before.
-    op_timeout: seconds a Python operator call may take; a call past it fails (σ4) and the run
-        goes on. Default 60: generous (the slowest plain-Python library operator, regret-2,
-        takes about 23 s a call on n=1000 with the paper's preset; typical operators well
-        under 1 s) but bounded, so an operator that never returns cannot hang a run. Any
-        thread (docs/operator-contract.md, "Time limits"); None: no limit.
-    views: the form of ``problem_data`` a Python operator gets (docs/fast-operators.md):
-        "auto" (default) negotiates per operator by probe calls: plain-Python tuples when every
-        probe gives exactly the numpy output and it is faster, else read-only numpy arrays;
+    large_destroy : tuple of (int, int) or None, default (400, 30)
+        (n0, cap): from n0 customers on, k is at most cap (None: no such bound). Cheaper
+        iterations win there (X-n1001 at T/100: 1.3 % -> 0.4 % above the best known with 30
+        instead of 60); below n0 a larger k wins at 500 iterations (the paper tables).
+    large_tour : LargeTour or None, default LargeTour()
+        On a TSP of 400 cities or more, k up to 60 in place of `large_destroy`'s cap, and a
+        hotter `AutoTemperature` (None: the VRP rules).
+    decay : float, default 0.5
+        Lambda of the weight update w <- lambda w + (1 - lambda) sigma; in [0, 1].
+    scores : tuple of 4 floats, default SIGMA_PAPER
+        (sigma1, sigma2, sigma3, sigma4) for new best, better, accepted, rejected/failed;
+        finite and >= 0.
+    temperature : FixedTemperature or AutoTemperature, default AutoTemperature()
+        The annealing schedule: `FixedTemperature` (the paper's) or `AutoTemperature`
+        (scale-aware).
+    adaptive : bool, default True
+        False selects operators uniformly (the "no adaptive weights" ablation).
+    restart : Restart or None, default Restart()
+        Continue from the best solution, cooler, when the run has found no new best for a
+        fifth of its budget (docs/method.md, "Restarts"); None: no restarts.
+    op_timeout : float or None, default 60.0
+        Seconds a Python operator call may take; a call past it fails (sigma4) and the run
+        goes on. The default is generous (the slowest plain-Python library operator,
+        regret-2, takes about 23 s a call on n=1000 with the paper's preset; typical
+        operators well under 1 s) but bounded, so an operator that never returns cannot hang
+        a run. Works in any thread (docs/operator-contract.md, "Time limits"); None: no limit.
+    views : {"auto", "numpy", "python"}, default "auto"
+        The form of ``problem_data`` a Python operator gets (docs/fast-operators.md):
+        "auto" negotiates per operator by probe calls: plain-Python tuples when every probe
+        gives exactly the numpy output and it is faster, else read-only numpy arrays;
         "numpy" always gives arrays (the behaviour before views existed); "python" forces the
         tuples without probing.
-    compile: whether Python operators with source run compiled by Cython (optional extra
-        ``glns[compile]``): "auto" (default) uses a cached compiled module at once and otherwise
+    compile : {"auto", "wait", "cached", "off"}, default "auto"
+        Whether Python operators with source run compiled by Cython (optional extra
+        ``glns[compile]``): "auto" uses a cached compiled module at once and otherwise
         compiles in the background and switches when it is ready and proven identical on the
         probes; "wait" compiles before the run starts; "cached" uses only what is already in
         the cache; "off" never compiles. In the environment, ``GLNS_COMPILE=...`` replaces
         "auto", and ``GLNS_ACCELERATE=0`` turns views and compilation off everywhere.
-    renumber: from this many customers (or cities) on, a run whose operators are all native, on
-        an instance with coordinates and no distance matrix, searches a copy numbered in
-        Hilbert-curve order (faster: the nodes an iteration touches lie close together in the
-        core's arrays) and maps the solution back, unless its ids are that local already
+    initial : {"auto", "random", "space_filling"}, default "auto"
+        The start solution when :func:`glns.solve` is given none: "random" (the paper's
+        random start), "space_filling" (the nodes in Hilbert-curve order through their
+        coordinates, cut greedily into routes by capacity; an error without coordinates or
+        with time windows), or "auto": space-filling from 5,000 customers on when the
+        instance has coordinates and no time windows, else random (docs/method.md, "Initial
+        solution").
+    epochs : Epochs or None, default Epochs()
+        With only a time limit (and `AutoTemperature`), anneal in epochs of iterations that
+        do not depend on the budget, so that a longer time limit never gives a worse result
+        (docs/method.md, "Epochs"); None: one annealing stretched over the time limit, with
+        the stall restarts.
+    renumber : int or None, default 1000
+        From this many customers (or cities) on, a run whose operators are all native, on an
+        instance with coordinates and no distance matrix, searches a copy numbered in
+        Hilbert-curve order (faster: the nodes an iteration touches lie close together in
+        the core's arrays) and maps the solution back, unless its ids are that local already
         (docs/method.md, "Node order"); None: never.
+
+    Raises
+    ------
+    ValueError
+        When a parameter is out of range or of the wrong kind.
     """
 
     destroy_fraction: float | tuple[float, float] = (0.2, 0.6)
@@ -261,8 +407,21 @@ class SolveParams:
 
     @classmethod
     def paper(cls, **changes: Any) -> "SolveParams":
-        """The paper's preset: epsilon 0.2, lambda 0.5, sigma (1.5, 1.2, 0.8, 0.1), T0 100, alpha
-        0.97, the random start, no restarts, no epochs, no renumbering."""
+        """The paper's preset.
+
+        Epsilon 0.2, lambda 0.5, sigma (1.5, 1.2, 0.8, 0.1), T0 100, alpha 0.97, the random
+        start, no restarts, no epochs, no renumbering.
+
+        Parameters
+        ----------
+        **changes : Any
+            Parameters to set differently from the preset (as for :class:`SolveParams`).
+
+        Returns
+        -------
+        SolveParams
+            The preset, with `changes` applied.
+        """
         base = dict(temperature=FixedTemperature(100.0, 0.97), scores=SIGMA_PAPER,
                     destroy_fraction=0.2, max_destroy=None, large_destroy=None, large_tour=None, decay=0.5,
                     adaptive=True, initial="random", restart=None, epochs=None, renumber=None)
@@ -275,8 +434,20 @@ class SolveParams:
         return rule if tour and rule is not None and n_customers >= rule.cities else None
 
     def destroy_range(self, n_customers: int, tour: bool = False) -> tuple[int, int]:
-        """(k_min, k_max): how many nodes a destroy removes on an instance with n_customers
-        (a TSP when `tour`)."""
+        """How many nodes a destroy removes on an instance of `n_customers`.
+
+        Parameters
+        ----------
+        n_customers : int
+            Customers (or cities) of the instance.
+        tour : bool, default False
+            Whether the instance is a TSP (then `large_tour` applies).
+
+        Returns
+        -------
+        tuple of (int, int)
+            (k_min, k_max), both at least 1 and within the caps.
+        """
         fractions = self.destroy_fraction if isinstance(self.destroy_fraction, tuple) else (self.destroy_fraction,) * 2
         k_lo, k_hi = (max(1, math.floor(f * n_customers)) for f in fractions)
         caps = [self.max_destroy] if self.max_destroy is not None else []
@@ -290,7 +461,20 @@ class SolveParams:
         return k_lo, k_hi
 
     def temperature_schedule(self, n_customers: int, tour: bool = False) -> FixedSchedule | AutoSchedule:
-        """The core's temperature schedule on an instance with n_customers (a TSP when `tour`)."""
+        """The core's temperature schedule on an instance of `n_customers`.
+
+        Parameters
+        ----------
+        n_customers : int
+            Customers (or cities) of the instance.
+        tour : bool, default False
+            Whether the instance is a TSP (then `large_tour` applies).
+
+        Returns
+        -------
+        FixedSchedule or AutoSchedule
+            The schedule of `temperature` for this instance.
+        """
         schedule = self.temperature.to_core(n_customers)
         large_tour = self._large_tour(n_customers, tour)
         if large_tour is None or not isinstance(schedule, AutoSchedule):
@@ -301,9 +485,33 @@ class SolveParams:
     def to_core(self, n_customers: int, *, tour: bool = False, iterations: int | None = None,
                 time_limit: float | None = None, no_improvement: int | None = None,
                 open_ended: bool = False, trace_limit: int = -1) -> RunSettings:
-        """The core's typed settings for an instance with `n_customers` (a TSP when `tour`), with
-        the stop budgets (validated by ``glns.solve.stop_settings``; None: not used, at least
-        one is needed unless `open_ended`: something else stops the run)."""
+        """The core's typed settings for an instance of `n_customers`, with the stop budgets.
+
+        The budgets are validated by ``glns.solve.stop_settings``; None means not used, and at
+        least one is needed unless `open_ended`.
+
+        Parameters
+        ----------
+        n_customers : int
+            Customers (or cities) of the instance.
+        tour : bool, default False
+            Whether the instance is a TSP (then `large_tour` applies).
+        iterations : int or None, optional
+            The iteration budget.
+        time_limit : float or None, optional
+            The time budget in seconds.
+        no_improvement : int or None, optional
+            Stop after this many iterations in a row without a new best.
+        open_ended : bool, default False
+            Something else stops the run (a target cost, a callback), so no budget is needed.
+        trace_limit : int, default -1
+            The most curve samples the run keeps (-1: every iteration, 0: none).
+
+        Returns
+        -------
+        RunSettings
+            The core's settings of one run.
+        """
         k_min, k_max = self.destroy_range(n_customers, tour)
         return RunSettings(k_min=k_min, k_max=k_max, decay=self.decay,
                            scores=tuple(float(s) for s in self.scores),

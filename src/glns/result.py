@@ -22,11 +22,35 @@ OUTCOMES = ("best", "better", "accepted", "rejected")
 
 @dataclass(frozen=True)
 class OperatorStats:
-    """What one operator did in a run. outcomes counts sigma1..sigma4 (failures are in sigma4).
+    """What one operator did in a run (an entry of ``Result.destroy_stats`` / ``repair_stats``).
 
-    form: how it ran: "native", or for a Python operator its data view and whether compiled
-    ("numpy", "python", "compiled+numpy", "compiled+python"); form_reason: why (the probe
-    result, compile status). See docs/fast-operators.md.
+    Parameters
+    ----------
+    name : str
+        The operator's name.
+    kind : str
+        "destroy" or "repair".
+    calls : int
+        How often it was called.
+    outcomes : tuple of 4 ints
+        The calls by outcome, sigma1..sigma4: new best, better, accepted, rejected (failures
+        are in sigma4).
+    failures : int
+        Calls that failed: raised an exception, ran past the time limit or returned output
+        that breaks the operator contract (docs/operator-contract.md).
+    seconds : float
+        Time spent in the operator.
+    weight : float
+        Its adaptive weight at the end of the run.
+    fitness : float
+        Its fitness F at the end of the run (docs/method.md).
+    last_error : str or None
+        The error of its last failed call, or None.
+    form : str, default "native"
+        How it ran: "native", or for a Python operator its data view and whether compiled
+        ("numpy", "python", "compiled+numpy", "compiled+python"); see docs/fast-operators.md.
+    form_reason : str, default ""
+        Why it ran in that form (the probe result, compile status).
     """
 
     name: str
@@ -46,21 +70,58 @@ class OperatorStats:
 class Result:
     """Outcome of :func:`glns.solve`.
 
-    solution: best solution in the operator format (TSP: list of cities; VRP: list of routes).
-    cost: its objective, exactly as ``problem.cost(solution)`` gives it.
-    best_curve / current_curve: the best and current cost after the iterations listed in
+    The curves hold the best and current cost after the iterations listed in
     `curve_iterations`, as the search summed them (on a run that searched a renumbered copy,
-    SolveParams.renumber, the last bits of a float cost can differ from `cost`: the copy sums
-    the same arcs in another order). Every iteration (``curve_iterations`` = 1, 2, ..., n)
-    unless the run was longer than ``glns.TRACE_SAMPLES`` iterations with the default
-    ``statistics="bounded"``: then every k-th, k a power of two, so that memory stays bounded.
-    iteration_seconds: wall time of each of those iterations; curve_seconds: seconds since the
-    run started at the end of each. improvements: (k, 3) rows of iteration, seconds and cost:
-    the start (iteration 0) and every new best, all of them whatever the run's length.
-    synergy: S[d, r] (docs/method.md).
-    restarts: how often the run went back to its best solution after a stall (SolveParams.restart).
-    stop_reason: why the run stopped: "iterations", "time_limit", "no_improvement",
-    "target_cost", "interrupted" (Ctrl-C) or "callback" (a callback or stop criterion).
+    ``SolveParams.renumber``, the last bits of a float cost can differ from `cost`: the copy
+    sums the same arcs in another order). They have every iteration (`curve_iterations` = 1,
+    2, ..., n) unless the run was longer than ``glns.TRACE_SAMPLES`` iterations with the
+    default ``statistics="bounded"``: then every k-th, k a power of two, so that memory stays
+    bounded.
+
+    Parameters
+    ----------
+    problem_kind : str
+        The problem's kind: "tsp", "cvrp", "ovrp" or "vrptw".
+    solution : list
+        The best solution in the operator format (TSP: list of cities; VRP: list of routes).
+    cost : float
+        Its objective, exactly as ``problem.cost(solution)`` gives it.
+    iterations : int
+        Iterations run.
+    runtime : float
+        Wall time of the run in seconds.
+    seed : int
+        The run's seed.
+    best_curve : numpy.ndarray
+        The best cost after each iteration of `curve_iterations`.
+    current_curve : numpy.ndarray
+        The current cost after each iteration of `curve_iterations`.
+    iteration_seconds : numpy.ndarray
+        Wall time of each of those iterations.
+    destroy_stats : tuple of OperatorStats
+        What each destroy operator did.
+    repair_stats : tuple of OperatorStats
+        What each repair operator did.
+    synergy : numpy.ndarray
+        The synergy matrix S[d, r] of destroy and repair operators (docs/method.md).
+    initial_temperature : float
+        The start temperature T0.
+    restarts : int, default 0
+        How often the run went back to its best solution after a stall
+        (``SolveParams.restart``) or at a new epoch.
+    stop_reason : str, default ""
+        Why the run stopped: "iterations", "time_limit", "no_improvement", "target_cost",
+        "interrupted" (Ctrl-C) or "callback" (a callback or stop criterion).
+    curve_iterations : numpy.ndarray, optional
+        The iterations the curves were sampled after (int64).
+    curve_seconds : numpy.ndarray, optional
+        Seconds since the run started at the end of each of those iterations.
+    improvements : numpy.ndarray, optional
+        (k, 3) rows of iteration, seconds and cost: the start (iteration 0) and every new
+        best, all of them whatever the run's length.
+    extra : dict, optional
+        Further information (:func:`glns.solve_many` adds ``"task_seconds"`` and
+        ``"attempts"``).
     """
 
     problem_kind: str
@@ -89,8 +150,14 @@ class Result:
         return len(problem_class(self.problem_kind).routes_of(self.solution))
 
     def solution_array(self) -> np.ndarray:
-        """The best solution as one int array: the tour (TSP), or routes joined by depot 0
-        with a 0 at both ends (VRP), e.g. [0, 3, 1, 0, 2, 0]."""
+        """The best solution as one int array.
+
+        Returns
+        -------
+        numpy.ndarray
+            The tour (TSP), or the routes joined by depot 0 with a 0 at both ends (VRP),
+            e.g. ``[0, 3, 1, 0, 2, 0]``.
+        """
         if not problem_class(self.problem_kind).has_depot:
             return np.asarray(self.solution, dtype=np.int64)
         flat = [0]
@@ -100,34 +167,98 @@ class Result:
         return np.asarray(flat, dtype=np.int64)
 
     def routes(self) -> list[np.ndarray]:
-        """The best solution as a list of int arrays (one per route)."""
+        """The best solution as a list of int arrays.
+
+        Returns
+        -------
+        list of numpy.ndarray
+            One array of node ids per route (a TSP tour is one route).
+        """
         return [np.asarray(r, dtype=np.int64) for r in problem_class(self.problem_kind).routes_of(self.solution)]
 
     def to_json(self, path: str | os.PathLike | None = None, indent: int | None = None) -> str:
-        """This result as JSON text, written to `path` too when given; :meth:`from_json` reads
-        it back with every field equal (floats exact)."""
+        """This result as JSON text, written to a file too when `path` is given.
+
+        :meth:`from_json` reads it back with every field equal (floats exact).
+
+        Parameters
+        ----------
+        path : str or os.PathLike or None, optional
+            A file to write the JSON to (UTF-8).
+        indent : int or None, optional
+            Indentation of the JSON text (None: one line).
+
+        Returns
+        -------
+        str
+            The JSON text.
+        """
         return to_json(self, path, indent)
 
     @classmethod
     def from_json(cls, source: str | os.PathLike) -> "Result":
-        """A result from the JSON text or file :meth:`to_json` wrote; ValueError otherwise."""
+        """A result from the JSON text or file :meth:`to_json` wrote.
+
+        Parameters
+        ----------
+        source : str or os.PathLike
+            JSON text (a str starting with ``{``) or the path of a file holding it.
+
+        Returns
+        -------
+        Result
+            The result, every field equal to the one written.
+
+        Raises
+        ------
+        ValueError
+            When the text is not a glns result's JSON, or one of a newer format version.
+        """
         return from_json(source)
 
     def curves_to_csv(self, path: str | os.PathLike) -> None:
-        """The curves as CSV: iteration, seconds, best, current, iteration_seconds."""
+        """Write the curves as CSV: iteration, seconds, best, current, iteration_seconds.
+
+        One row per kept iteration (every iteration unless the statistics were thinned).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The CSV file to write.
+        """
         curves_to_csv(self, path)
 
     def improvements_to_csv(self, path: str | os.PathLike) -> None:
-        """The start and every new best as CSV: iteration, seconds, cost."""
+        """Write the start and every new best as CSV: iteration, seconds, cost.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The CSV file to write.
+        """
         improvements_to_csv(self, path)
 
     def operators_to_csv(self, path: str | os.PathLike) -> None:
-        """One CSV row per operator: kind, name, calls, outcomes, failures, seconds, weight,
-        fitness, form, last error."""
+        """Write one CSV row per operator.
+
+        The columns: kind, name, calls, the four outcome counts, failures, seconds, final
+        weight, fitness, form and last error.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The CSV file to write.
+        """
         operators_to_csv(self, path)
 
     def summary(self) -> str:
-        """A short human-readable report."""
+        """A short human-readable report.
+
+        Returns
+        -------
+        str
+            The cost, routes, iterations and speed, then one line per operator.
+        """
         lines = [f"cost {self.cost:.6f}, {self.num_routes} route(s), {self.iterations} iterations "
                  f"in {self.runtime:.3f} s ({self.iterations / max(self.runtime, 1e-12):,.0f} it/s)"]
         for st in self.destroy_stats + self.repair_stats:

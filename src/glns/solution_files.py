@@ -78,25 +78,36 @@ def _tour_text(cls: type[Problem], solution: Any, cost: float, name: str) -> str
 
 def write_solution(path: str | os.PathLike, solution: Result | Any, problem: Problem | None = None,
                    *, format: Literal["sol", "tour"] | None = None) -> Path:
-    """Write a solution as a CVRPLIB ``.sol`` or TSPLIB ``.tour`` file; returns the path.
+    """Write a solution as a CVRPLIB ``.sol`` or TSPLIB ``.tour`` file.
 
     Parameters
     ----------
-    path
+    path : str or os.PathLike
         The file to write (its folder must exist). ``.tour``: a TSPLIB tour (TSP only);
         any other name: a CVRPLIB ``.sol``, unless ``format`` says otherwise.
-    solution
+    solution : Result or list
         A :class:`glns.Result` (its best solution and cost), or a solution in the operator
         format (TSP: a list of cities; VRP: a list of routes), which needs ``problem``.
-    problem
+    problem : Problem or None, optional
         The instance solved. Required for a plain solution (its cost is computed); with a
         Result it is optional and checks that the result solves this instance.
-    format
+    format : {"sol", "tour"} or None, optional
         ``"sol"`` or ``"tour"``, to override the file name.
 
-    Raises ValueError when a plain solution comes without ``problem`` or the format does not
-    fit the problem, :class:`glns.InfeasibleSolutionError` when the solution is not a feasible
-    solution of ``problem``, and OSError when the file cannot be written.
+    Returns
+    -------
+    pathlib.Path
+        The path written.
+
+    Raises
+    ------
+    ValueError
+        When a plain solution comes without ``problem``, a Result does not solve ``problem``,
+        or the format does not fit the problem.
+    InfeasibleSolutionError
+        When the solution is not a feasible solution of ``problem``.
+    OSError
+        When the file cannot be written.
     """
     if isinstance(solution, Result):
         kind, sol, cost = solution.problem_kind, solution.solution, solution.cost

@@ -83,50 +83,90 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
           statistics: str | int = "bounded") -> Result:
     """Solve a TSP, CVRP, OVRP or VRPTW instance with adaptive LNS.
 
-    destroy, repair: one operator or a list; each a native name ("random_removal",
-        "worst_removal", "greedy_insertion"), an :class:`glns.operators.Operator`, a Python
-        callable (docs/operator-contract.md), operator source code, a
-        :class:`glns.operators.PythonSource`, an import path ``"package.module:function"`` or
-        ``"path/to/file.py:function"`` (all parsed by :func:`glns.operators.spec.parse`).
-        Default: the tuned native portfolio :func:`default_portfolio` (string removal; blink
-        and regret-2 insertion with local search, granular on tours of 400 cities or more). The paper's seeds are
-        "random_removal", "worst_removal" and "greedy_insertion"; see
-        ``glns.operators.NATIVE_OPERATORS`` for all. destroy may also be a module exported by a
-        G-LNS run (``glns.evolution.export``), or the path of its file, with repair left None:
-        its best pair runs (its populations when it has no best pair). It must have been
-        evolved for this problem's kind (operators of different kinds are never mixed); any
-        mismatch raises OperatorError. ``solve(problem, module.DESTROY, module.REPAIR)`` runs
-        its final populations.
-    iterations, time_limit (seconds), no_improvement (iterations without a new best): stop at
-        the first one reached; with none of them and no ``stop`` given, ``DEFAULT_ITERATIONS``.
-    stop: a stop criterion or a list of them (the first met stops the run), next to the
+    The budgets `iterations`, `time_limit` and `no_improvement` and the criteria of `stop`
+    stop the run at the first one reached; with none of them, ``DEFAULT_ITERATIONS``
+    iterations.
+
+    Parameters
+    ----------
+    problem : Problem
+        The instance: a :class:`TSP`, :class:`CVRP`, :class:`OVRP` or :class:`VRPTW`.
+    destroy : operator or list of operators, optional
+        One operator or a list; each a native name ("random_removal", "worst_removal",
+        "greedy_insertion"), an :class:`glns.operators.Operator`, a Python callable
+        (docs/operator-contract.md), operator source code, a
+        :class:`glns.operators.PythonSource`, an import path ``"package.module:function"``
+        or ``"path/to/file.py:function"`` (all parsed by :func:`glns.operators.spec.parse`).
+        Default: the tuned native portfolio ``glns.solve.default_portfolio`` (string removal;
+        blink and regret-2 insertion with local search, granular on tours of 400 cities or
+        more). The paper's seeds are "random_removal", "worst_removal" and
+        "greedy_insertion"; see ``glns.operators.NATIVE_OPERATORS`` for all. `destroy` may
+        also be a module exported by a G-LNS run (``glns.evolution.export``), or the path of
+        its file, with `repair` left None: its best pair runs (its populations when it has
+        no best pair). It must have been evolved for this problem's kind (operators of
+        different kinds are never mixed); any mismatch raises OperatorError.
+        ``solve(problem, module.DESTROY, module.REPAIR)`` runs its final populations.
+    repair : operator or list of operators, optional
+        The repair operators, given as for `destroy`.
+    iterations : int or None, optional
+        Stop after this many iterations.
+    time_limit : float or None, optional
+        Stop after this many seconds (finite, > 0).
+    no_improvement : int or None, optional
+        Stop after this many iterations in a row without a new best.
+    seed : int, default 0
+        The same seed gives the same result, Python operators included (their `random` and
+        NumPy global streams are seeded from the run's stream before every call, and
+        restored to the caller's state afterwards).
+    params : SolveParams or None, optional
+        The parameters of the loop (default: ``SolveParams()``, scale-aware annealing);
+        ``SolveParams.paper()`` for the paper's preset.
+    initial_solution : list or None, optional
+        A feasible solution to start from (default: ``params.initial`` says which: random,
+        or on 5,000 customers and more the space-filling start; with time windows every
+        customer in a random order at its cheapest feasible position; docs/method.md).
+    stop : criterion or list of criteria, optional
+        A stop criterion or a list of them (the first met stops the run), next to the
         budgets above: :class:`glns.MaxIterations`, :class:`glns.MaxRuntime`,
         :class:`glns.NoImprovement`, :class:`glns.TargetCost` (checked by the native loop at
         every iteration), or any callable ``f(progress) -> bool`` of a :class:`glns.Progress`
-        (asked every ``glns.monitor.POLL_SECONDS``). With only a target cost or callables the
-        run goes on until one of them is met (or Ctrl-C).
-    callbacks: :class:`glns.Callbacks` (on_start, on_iteration every ``every`` iterations,
-        on_best, on_restart, on_end); one that returns True stops the run.
-    display: True (standard output) or a text stream: a progress table every second.
-    statistics: what the result keeps of the run's course: ``"bounded"`` (every new best, and
-        the curves of every iteration up to ``TRACE_SAMPLES`` of them, then evenly thinned:
-        memory does not grow with the run's length), ``"full"`` (every iteration, however
-        many), ``"none"`` (no curves at all), or a number of samples to keep instead of
-        ``TRACE_SAMPLES``.
-    interrupt: what Ctrl-C (SIGINT) during the run does: ``"return"`` stops it within
+        (asked every ``glns.monitor.POLL_SECONDS``). With only a target cost or callables
+        the run goes on until one of them is met (or Ctrl-C).
+    callbacks : Callbacks or None, optional
+        :class:`glns.Callbacks` (on_start, on_iteration every ``every`` iterations, on_best,
+        on_restart, on_end); one that returns True stops the run.
+    display : bool or file-like, default False
+        True (standard output) or a text stream: a progress table every second.
+    interrupt : {"return", "raise"}, default "return"
+        What Ctrl-C (SIGINT) during the run does: ``"return"`` stops it within
         ``POLL_SECONDS`` (or when the Python operator being called returns control) and
         returns the best solution so far with ``stop_reason == "interrupted"``; ``"raise"``
         stops it and raises KeyboardInterrupt.
-    seed: the same seed gives the same result, Python operators included (their `random` and
-        NumPy global streams are seeded from the run's stream before every call, and restored
-        to the caller's state afterwards).
-    params: :class:`SolveParams` (default: scale-aware annealing); ``SolveParams.paper()`` for
-        the paper's preset.
-    initial_solution: a feasible solution to start from (default: ``params.initial`` says which:
-        random, or on 5,000 customers and more the space-filling start; with time windows every
-        customer in a random order at its cheapest feasible position; docs/method.md); one
-        that breaks the problem's rules raises :class:`glns.InfeasibleSolutionError` (a
-        ValueError) naming the first violation.
+    statistics : {"bounded", "full", "none"} or int, default "bounded"
+        What the result keeps of the run's course: ``"bounded"`` (every new best, and the
+        curves of every iteration up to ``TRACE_SAMPLES`` of them, then evenly thinned:
+        memory does not grow with the run's length), ``"full"`` (every iteration, however
+        many), ``"none"`` (no curves at all), or a number of samples (>= 2) to keep instead
+        of ``TRACE_SAMPLES``.
+
+    Returns
+    -------
+    Result
+        The best solution found, its cost, the curves and the operator statistics.
+
+    Raises
+    ------
+    InfeasibleSolutionError
+        When `initial_solution` breaks the problem's rules (a ValueError), naming the first
+        violation.
+    OperatorError
+        When an operator cannot be used, or an exported module does not fit the problem.
+    TypeError
+        When `problem`, `params` or `callbacks` is of the wrong type.
+    ValueError
+        When a budget or setting is out of range.
+    KeyboardInterrupt
+        On Ctrl-C with ``interrupt="raise"``.
     """
     if not isinstance(problem, Problem):
         raise TypeError(f"problem must be a glns TSP, CVRP, OVRP or VRPTW instance, got {type(problem).__name__}")

@@ -72,8 +72,25 @@ class TaskFailure:
 
 
 class BatchError(GlnsError, RuntimeError):
-    """Some tasks of a completed batch failed. failures: the :class:`TaskFailure` list;
-    results: one entry per instance, the :class:`glns.Result` or its TaskFailure."""
+    """Some tasks of a completed batch failed.
+
+    Raised by :func:`glns.solve_many` (with ``errors="raise"``) after the whole batch ran.
+
+    Parameters
+    ----------
+    failures : list of TaskFailure
+        The tasks without a result after all their attempts.
+    results : list of Result or TaskFailure
+        One entry per instance, in input order: the :class:`glns.Result`, or the
+        :class:`TaskFailure` of a failed task.
+
+    Attributes
+    ----------
+    failures : list of TaskFailure
+        As given.
+    results : list of Result or TaskFailure
+        As given.
+    """
 
     def __init__(self, failures: list[TaskFailure], results: list[Result | TaskFailure]) -> None:
         self.failures = failures
@@ -111,59 +128,93 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
                callbacks: Callbacks | Callable[[int], Callbacks | None] | None = None) -> list[Result]:
     """Solve every instance with ``glns.solve`` in parallel; results in input order.
 
-    instances: TSP, CVRP, OVRP and VRPTW instances (kinds may be mixed). destroy, repair: as in
-        ``glns.solve`` (parsed by :func:`glns.operators.spec.parse`) -- one operator or a list,
-        each a native name, an Operator (native, from source, or of a module-level function),
-        source code, a :class:`glns.operators.PythonSource`, an import path
+    Instance i runs with ``glns.rng.run_seed(seed, i)`` whatever the backend, worker count or
+    schedule, so the results equal ``glns.solve(instances[i], ..., seed=run_seed(seed, i))``.
+
+    Parameters
+    ----------
+    instances : sequence of Problem
+        TSP, CVRP, OVRP and VRPTW instances (kinds may be mixed).
+    destroy, repair : optional
+        As in :func:`glns.solve` (parsed by :func:`glns.operators.spec.parse`): one operator
+        or a list, each a native name, an Operator (native, from source, or of a module-level
+        function), source code, a :class:`glns.operators.PythonSource`, an import path
         ``"package.module:function"`` or ``"path/to/file.py:function"``, or a module-level
         function; or destroy = a module exported by a G-LNS run, or its path (repair None).
         Lambdas and functions defined in ``__main__`` cannot reach a worker: pass their source.
-    iterations, time_limit, no_improvement, params: as in ``glns.solve``, for every run.
-    seed: the master seed; instance i runs with ``glns.rng.run_seed(seed, i)``, so the results
-        are the same whatever the backend and number of workers.
-    backend: "process" (worker processes on this machine, the default), "ray" (Ray actors;
-        ``pip install 'glns[distributed]'``) or "serial" (in this process, for debugging).
-    workers: processes or actors (default: all cores, or all CPUs of the Ray cluster).
-    address: Ray cluster address for ``ray.init(address=...)`` (default: the runtime already
+    iterations, time_limit, no_improvement : optional
+        The budgets of every run, as in :func:`glns.solve`.
+    seed : int, default 0
+        The master seed of the batch.
+    params : SolveParams, optional
+        The solver parameters of every run.
+    workers : int, optional
+        Processes or actors (default: all cores, or all CPUs of the Ray cluster).
+    backend : {"process", "ray", "serial"}, default "process"
+        Worker processes on this machine, Ray actors (``pip install 'glns[distributed]'``),
+        or this process one run after the other (for debugging).
+    address : str, optional
+        Ray cluster address for ``ray.init(address=...)`` (default: the runtime already
         initialised, else a local one for the duration of the call).
-    executor: an open executor from :func:`glns.batch.make_executor` to run on instead (then
-        backend, workers and address must stay at their defaults); keep one across calls and
-        its workers keep the instances and compiled operators cached.
-    progress: True shows a line with a counter and an ETA on stderr; a callable is called as
+    progress : bool or callable, default False
+        True shows a line with a counter and an ETA on stderr; a callable is called as
         ``progress(done, total, failed)`` after every finished task.
-    retries: extra attempts for a task whose worker died (segfault, OOM kill); other failures
-        are deterministic and not retried.
-    task_timeout: seconds after which a run's worker is killed (default: none; not enforced
-        by the "serial" backend).
-    errors: "raise" (default): when tasks failed, raise :class:`BatchError` after the whole
-        batch ran (it holds the failures and every result); "return": return the list with a
+    retries : int, default 1
+        Extra attempts for a task whose worker died (segfault, OOM kill); other failures are
+        deterministic and not retried.
+    task_timeout : float, optional
+        Seconds after which a run's worker is killed (default: none; not enforced by the
+        "serial" backend).
+    errors : {"raise", "return"}, default "raise"
+        "raise": when tasks failed, raise :class:`BatchError` after the whole batch ran (it
+        holds the failures and every result); "return": return the list with a
         :class:`TaskFailure` in place of each failed result.
+    executor : Executor, optional
+        An open executor from :func:`glns.batch.make_executor` to run on instead (then
+        backend, workers and address stay at their defaults); kept across calls, its
+        workers keep the instances and compiled operators cached.
+    sandbox : bool or str, default False
+        Run untrusted operator code confined at the OS level: True or "auto" (the layers this
+        machine offers), "strict" (refuse to run without seccomp and Landlock) or False. The
+        "process" backend only; docs/sandbox.md says what is blocked. Results are the same
+        as unconfined.
+    stop : criterion or list of criteria, optional
+        As in :func:`glns.solve`, for every run. The built-in criteria (MaxIterations,
+        MaxRuntime, NoImprovement, TargetCost) travel with the runs and are exact; a function
+        ``criterion(progress)`` of yours stays in this process and is asked with each run's
+        :class:`glns.Progress` every ``glns.monitor.POLL_SECONDS``.
+    statistics : {"bounded", "full", "none"} or int, default "bounded"
+        As in :func:`glns.solve`, for every run.
+    callbacks : Callbacks or callable, optional
+        A :class:`glns.Callbacks` for every run, or a function from the instance's index to
+        its Callbacks (or None). They are called in this process, in the calling thread,
+        with each run's events in order (on_start with the instance, on_iteration, on_best,
+        on_restart, and on_end with the run's Result as it arrives); a run in a worker
+        forwards them over the worker's pipe. One that returns True (or a criterion that
+        does) stops that run at its next poll, within moments rather than at the iteration of
+        the event; the run keeps its best (``stop_reason == "callback"``). An exception in a
+        callback ends the batch and propagates. Callbacks and criteria of your own need the
+        "process" or "serial" backend; they never change a run's moves.
 
-    stop, statistics: as in ``glns.solve``, for every run. The built-in criteria
-        (MaxIterations, MaxRuntime, NoImprovement, TargetCost) travel with the runs and are
-        exact; a function ``criterion(progress)`` of yours stays in this process and is asked
-        with each run's :class:`glns.Progress` every ``glns.monitor.POLL_SECONDS``.
-    callbacks: a :class:`glns.Callbacks` for every run, or a function from the instance's
-        index to its Callbacks (or None). They are called in this process, in the calling
-        thread, with each run's events in order (on_start with the instance, on_iteration,
-        on_best, on_restart, and on_end with the run's Result as it arrives); a run that
-        ends in a worker forwards them over the worker's pipe. One that returns True (or a
-        criterion that does) stops that run at its next poll, within moments rather than at
-        the iteration of the event; the run keeps its best (``stop_reason == "callback"``).
-        An exception in a callback ends the batch and propagates. Callbacks and criteria of
-        your own need the "process" or "serial" backend; they never change a run's moves.
+    Returns
+    -------
+    list of Result
+        One per instance, in input order (with ``errors="return"``, a :class:`TaskFailure` in
+        place of each failed run). Each Result has ``extra["task_seconds"]`` (wall time of the
+        task in its worker) and ``extra["attempts"]``.
 
+    Raises
+    ------
+    BatchError
+        When tasks failed and ``errors="raise"``.
+
+    Notes
+    -----
     Ctrl-C stops the batch within moments: the workers are stopped, the results that arrived
     are kept (a run that was itself interrupted keeps its best, ``stop_reason ==
-    "interrupted"``), and every other instance gets a TaskFailure with status "interrupted"
-    (raised in a BatchError, or returned with errors="return").
-    sandbox: run untrusted operator code (an exported population, code from elsewhere)
-        confined at the OS level: True or "auto" (the layers this machine offers), "strict"
-        (refuse to run without seccomp and Landlock) or False (default). The "process" backend
-        only; docs/sandbox.md says what is blocked. Results are the same as unconfined.
-
-    Each :class:`glns.Result` has ``extra["task_seconds"]`` (wall time of the task in its
-    worker) and ``extra["attempts"]``.
+    "interrupted"``), and every other instance gets a TaskFailure with status "interrupted".
+    Use iterations or no_improvement for reproducible results: a time limit stops where the
+    machine's speed lets it.
     """
     instances = list(instances)
     for i, p in enumerate(instances):

@@ -97,13 +97,17 @@ def integer_capacity(capacity: Any) -> int:
 
 
 class Problem:
-    """Common part of TSP, CVRP, OVRP and VRPTW. Use the subclasses.
+    """Common part of TSP, CVRP, OVRP and VRPTW; use the subclasses.
 
-    A subclass is a problem variant: it says what its solutions look like (``routes_of``,
-    ``solution_from_routes``, ``route_path``), what operators are given (``problem_data``), how
-    it is built from its parts (``from_parts``) and how it is named to users and in prompts
-    (``label``, ``node_word``). Code outside this module asks these instead of comparing
-    ``kind`` strings; a new variant is a new subclass registered in :data:`PROBLEM_KINDS`.
+    A subclass is a problem variant: it says what its solutions look like (:meth:`routes_of`,
+    :meth:`solution_from_routes`, :meth:`route_path`), what operators are given
+    (:meth:`problem_data`), how it is built from its parts (:meth:`from_parts`) and how it is
+    named to users and in prompts (``label``, ``node_word``). Code outside this module asks
+    these instead of comparing ``kind`` strings; a new variant is a new subclass registered in
+    ``glns.problems.PROBLEM_KINDS``.
+
+    Every array an instance exposes is read-only; the core keeps its own copy, so nothing an
+    operator does to the arrays it is given can reach the solver.
     """
 
     kind: ClassVar[str]
@@ -129,7 +133,8 @@ class Problem:
     data_description: ClassVar[str]
 
     coords: np.ndarray | None
-    #: how distances follow from the coordinates when no matrix was given ("exact" or "nint")
+    #: how distances follow from the coordinates when no matrix was given ("exact", "nint" or
+    #: "dimacs")
     rounding: str
     demands: np.ndarray
     capacity: int
@@ -243,46 +248,139 @@ class Problem:
         self.__dict__.update(state)
 
     def problem_data(self) -> dict[str, Any]:
-        """The ``problem_data`` dict Python operators get (docs/operator-contract.md): a fresh
-        dict of read-only arrays."""
+        """The ``problem_data`` dict Python operators get (docs/operator-contract.md).
+
+        Returns
+        -------
+        dict
+            A fresh dict of read-only arrays and plain values: ``"distance_matrix"`` (the
+            :attr:`arc_costs`) and ``"coordinates"`` (None without coordinates), plus the
+            variant's own entries.
+        """
         return {"distance_matrix": self.arc_costs, "coordinates": self.coords}
 
     @classmethod
     def routes_of(cls, solution: Any) -> list[list[int]]:
-        """A solution of this variant as a list of routes of node ids (a TSP tour is one route).
-        TypeError/ValueError when it does not have the variant's shape."""
+        """A solution of this variant as a list of routes of node ids.
+
+        Parameters
+        ----------
+        solution : list
+            A solution in the operator format of this variant.
+
+        Returns
+        -------
+        list of list of int
+            Its routes (a TSP tour is one route).
+
+        Raises
+        ------
+        TypeError, ValueError
+            When `solution` does not have the variant's shape.
+        """
         return [[int(v) for v in route] for route in solution]
 
     @classmethod
     def solution_from_routes(cls, routes: Sequence[Sequence[int]]) -> Any:
-        """The inverse of :meth:`routes_of`: routes in the solution format of this variant."""
+        """The inverse of :meth:`routes_of`: routes in the solution format of this variant.
+
+        Parameters
+        ----------
+        routes : sequence of sequence of int
+            Routes of node ids.
+
+        Returns
+        -------
+        list
+            The solution in the operator format of this variant.
+        """
         return [[int(v) for v in route] for route in routes]
 
     @classmethod
     def route_path(cls, route: Sequence[int]) -> list[int]:
-        """The nodes a route travels through in order, with the depot / the return to the start."""
+        """The nodes a route travels through in order, with the depot / the return to the start.
+
+        Parameters
+        ----------
+        route : sequence of int
+            One route of a solution (as :meth:`routes_of` gives it).
+
+        Returns
+        -------
+        list of int
+            The route's path: from the depot, and back to it when routes are closed.
+        """
         return [0, *route, 0] if cls.closed_routes else [0, *route]
 
     @classmethod
     def solution_shape(cls) -> str:
-        """How a solution is written, for error messages."""
+        """How a solution is written, for error messages.
+
+        Returns
+        -------
+        str
+            E.g. "a list of routes (lists of customers)".
+        """
         return "a list of routes (lists of customers)"
 
     @classmethod
     def from_parts(cls, coords: Any, distances: Any, demands: Any, capacity: Any,
                    name: str = "", rounding: str = "exact", **extra: Any) -> "Problem":
-        """An instance of this variant from the parts every variant has (unused ones ignored)
-        and the parts of its own (``extra``: as :meth:`extra_parts` returns them)."""
+        """An instance of this variant from its parts.
+
+        The parts every variant has are given (those it does not use are ignored), and the
+        parts of its own as :meth:`extra_parts` returns them.
+
+        Parameters
+        ----------
+        coords : array_like or None
+            Node coordinates, shape (n, 2).
+        distances : array_like or None
+            An explicit distance matrix, shape (n, n).
+        demands : array_like
+            Demands per node (the depot first), for a capacitated variant.
+        capacity : int
+            The vehicle capacity, for a capacitated variant.
+        name : str, default ""
+            The instance's name.
+        rounding : {"exact", "nint", "dimacs"}, default "exact"
+            How distances follow from the coordinates.
+        **extra : Any
+            The variant's own parts (VRPTW: time windows, service times, fleet, durations,
+            route cost).
+
+        Returns
+        -------
+        Problem
+            A new instance of this variant.
+        """
         return cls(coords, demands, capacity, distances=distances, name=name, rounding=rounding)
 
     def extra_parts(self) -> dict[str, Any]:
-        """The parts of this variant beyond coordinates, distances, demands and capacity, as
-        :meth:`from_parts` takes them (VRPTW: windows, service times, fleet, durations)."""
+        """The parts of this variant beyond coordinates, distances, demands and capacity.
+
+        Returns
+        -------
+        dict
+            The parts as :meth:`from_parts` takes them (VRPTW: windows, service times, fleet,
+            durations, route cost); empty for TSP, CVRP and OVRP.
+        """
         return {}
 
     def extra_parts_of(self, nodes: np.ndarray) -> dict[str, Any]:
-        """:meth:`extra_parts` for the instance on `nodes` (node ids, depot first) of this one:
-        per-node arrays indexed by them, per-pair matrices on both axes, the rest as it is."""
+        """:meth:`extra_parts` for the instance on a subset of this one's nodes.
+
+        Parameters
+        ----------
+        nodes : numpy.ndarray
+            Node ids of this instance, depot first: node i of the new instance is ``nodes[i]``.
+
+        Returns
+        -------
+        dict
+            The parts: per-node arrays indexed by `nodes`, per-pair matrices on both axes,
+            the rest as it is.
+        """
         n = self.n_nodes
         out: dict[str, Any] = {}
         for key, value in self.extra_parts().items():
@@ -292,24 +390,68 @@ class Problem:
         return out
 
     def core_extras(self) -> dict[str, Any]:
-        """What the core's instance takes beyond the common parts (VRPTW: its time data)."""
+        """What the core's instance takes beyond the common parts.
+
+        Returns
+        -------
+        dict
+            Keyword arguments of the core's instance (VRPTW: its time data); empty for TSP,
+            CVRP and OVRP.
+        """
         return {}
 
     def violation(self, solution: Any) -> str | None:
-        """The first constraint violation of a complete solution, or None if it is feasible."""
+        """The first constraint violation of a complete solution.
+
+        Parameters
+        ----------
+        solution : list
+            A solution in the operator format (TSP: a list of cities; VRP: a list of routes).
+
+        Returns
+        -------
+        str or None
+            The first violation, or None if the solution is feasible.
+        """
         from glns._core._solution import check
 
         return check(self.core, solution)
 
     def check(self, solution: Any) -> None:
-        """Raise InfeasibleSolutionError naming the first violation, if any."""
+        """Check that a solution is feasible.
+
+        Parameters
+        ----------
+        solution : list
+            A solution in the operator format (TSP: a list of cities; VRP: a list of routes).
+
+        Raises
+        ------
+        InfeasibleSolutionError
+            Naming the first violation, if any.
+        """
         err = self.violation(solution)
         if err is not None:
             raise InfeasibleSolutionError(err)
 
     def cost(self, solution: Any) -> float:
-        """Objective of a feasible solution (docs/method.md); raises InfeasibleSolutionError
-        otherwise."""
+        """Objective of a feasible solution (docs/method.md).
+
+        Parameters
+        ----------
+        solution : list
+            A solution in the operator format (TSP: a list of cities; VRP: a list of routes).
+
+        Returns
+        -------
+        float
+            Its objective.
+
+        Raises
+        ------
+        InfeasibleSolutionError
+            When the solution is not feasible.
+        """
         from glns._core._solution import Solution
 
         sol = Solution(self.core)

@@ -13,7 +13,39 @@ __all__ = ["CVRP"]
 
 
 class CVRP(Problem):
-    """Capacitated VRP: depot 0, customers ``1..n``, unlimited vehicles of one capacity."""
+    """Capacitated VRP: depot 0, customers ``1..n``, unlimited vehicles of one capacity.
+
+    A solution is a list of routes, each a list of customer ids (the depot is not written); a
+    route starts at the depot and returns to it, and its total demand is within the capacity.
+    The objective is the total length of the routes.
+
+    Parameters
+    ----------
+    coords : array_like of shape (n+1, 2), optional
+        Node coordinates, the depot first: distances are Euclidean (see `rounding`). Give
+        coordinates, a distance matrix, or both (then the matrix is used).
+    demands : array_like of shape (n+1,)
+        Integer demand of each node, the depot first with demand 0; each at most `capacity`.
+        Required.
+    capacity : int
+        The vehicle capacity, a positive integer. Required.
+    distances : array_like of shape (n+1, n+1), optional
+        An explicit distance matrix (finite, non-negative); row and column 0 are the depot.
+    name : str, default ""
+        The instance's name.
+    rounding : {"exact", "nint", "dimacs"}, default "exact"
+        How distances follow from the coordinates when no matrix is given: the raw
+        Euclidean distance, TSPLIB's ``nint(d) = floor(d + 0.5)``, or DIMACS's truncation to
+        one decimal, ``floor(10 d) / 10``.
+
+    Raises
+    ------
+    InvalidInstanceError
+        When the data are malformed: coordinates or a matrix of the wrong shape, NaN or
+        infinite values, negative distances or demands, non-integer demands, a depot demand
+        other than 0, a demand above the capacity, a capacity that is not a positive integer,
+        missing demands or capacity, fewer than 2 nodes.
+    """
 
     kind = "cvrp"
     label = "CVRP"
@@ -77,5 +109,13 @@ class CVRP(Problem):
         self.name = name
 
     def problem_data(self) -> dict[str, Any]:
+        """The ``problem_data`` dict Python operators get (docs/operator-contract.md).
+
+        Returns
+        -------
+        dict
+            A fresh dict: ``"distance_matrix"``, ``"coordinates"``, ``"demands"``,
+            ``"capacity"``, ``"depot_idx"`` (0) and ``"open_routes"``.
+        """
         return {**super().problem_data(), "demands": self.demands, "capacity": self.capacity,
                 "depot_idx": 0, "open_routes": not self.closed_routes}

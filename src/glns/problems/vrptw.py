@@ -28,23 +28,40 @@ class VRPTW(CVRP):
 
     Parameters
     ----------
-    coords, demands, capacity, distances, name, rounding
-        As :class:`CVRP`; ``rounding="dimacs"`` truncates distances (and so travel times) to
-        one decimal, as the DIMACS challenge and the published Solomon / Gehring-Homberger
-        results do.
-    time_windows
-        (n+1, 2): the earliest and latest start of service at each node; row 0 is the depot's
-        window, the planning horizon.
-    service_times
-        (n+1,) service durations, or one number for every customer; the depot's is 0.
-    vehicles
+    coords : array_like of shape (n+1, 2), optional
+        Node coordinates, the depot first, as for :class:`CVRP`.
+    demands : array_like of shape (n+1,)
+        Integer demand of each node, the depot first with demand 0, as for :class:`CVRP`.
+    capacity : int
+        The vehicle capacity, a positive integer.
+    time_windows : array_like of shape (n+1, 2)
+        The earliest and latest start of service at each node; row 0 is the depot's window,
+        the planning horizon. Required.
+    service_times : array_like of shape (n+1,) or float, default 0.0
+        Service durations, or one number for every customer; the depot's is 0.
+    vehicles : int or None, optional
         The most routes a solution may have (None: unlimited).
-    durations
-        (n+1, n+1) travel times, when they are not the distances.
-    route_cost
-        A fixed cost per route (default 0). The objective counts it as half on each arc from
-        or to the depot (:attr:`arc_costs`, and ``problem_data["distance_matrix"]`` for
+    distances : array_like of shape (n+1, n+1), optional
+        An explicit distance matrix, as for :class:`CVRP`.
+    durations : array_like of shape (n+1, n+1), optional
+        Travel times, when they are not the distances.
+    route_cost : float, default 0.0
+        A fixed cost per route (finite, >= 0). The objective counts it as half on each arc
+        from or to the depot (:attr:`arc_costs`, and ``problem_data["distance_matrix"]`` for
         operators); travel times never include it.
+    name : str, default ""
+        The instance's name.
+    rounding : {"exact", "nint", "dimacs"}, default "exact"
+        As for :class:`CVRP`; ``"dimacs"`` truncates distances (and so travel times) to one
+        decimal, as the DIMACS challenge and the published Solomon / Gehring-Homberger
+        results do.
+
+    Raises
+    ------
+    InvalidInstanceError
+        When the data are malformed (as for :class:`CVRP`, and time windows, service times,
+        durations, fleet or route cost that are missing, of the wrong shape or out of range),
+        or when a customer cannot be served in time even by a route of its own.
     """
 
     kind = "vrptw"
@@ -97,6 +114,8 @@ class VRPTW(CVRP):
 
     @property
     def arc_costs(self) -> np.ndarray:
+        """The (n+1, n+1) costs the objective sums over a solution's arcs: the distances, plus
+        half the route cost on every arc from or to the depot."""
         if not self.route_cost:
             return self.distances
         if self._arc_costs is None:
@@ -137,11 +156,26 @@ class VRPTW(CVRP):
         return float(euclidean_distances(self.coords[[a, b]], self.rounding)[0, 1])
 
     def core_extras(self) -> dict[str, Any]:
+        """What the core's instance takes beyond the common parts: the time data.
+
+        Returns
+        -------
+        dict
+            The windows, service times, durations, fleet and route cost.
+        """
         return {"windows": self.time_windows, "service": self.service_times,
                 "durations": self._durations, "fleet": self.vehicles or 0,
                 "route_cost": self.route_cost}
 
     def extra_parts(self) -> dict[str, Any]:
+        """The parts of a VRPTW beyond coordinates, distances, demands and capacity.
+
+        Returns
+        -------
+        dict
+            ``time_windows``, ``service_times``, ``vehicles``, ``durations`` (None when they
+            are the distances) and ``route_cost``, as :meth:`from_parts` takes them.
+        """
         return {"time_windows": self.time_windows, "service_times": self.service_times,
                 "vehicles": self.vehicles, "durations": self._durations,
                 "route_cost": self.route_cost}
@@ -149,26 +183,84 @@ class VRPTW(CVRP):
     @classmethod
     def from_parts(cls, coords: Any, distances: Any, demands: Any, capacity: Any,
                    name: str = "", rounding: str = "exact", **extra: Any) -> "VRPTW":
+        """A VRPTW from the parts every variant has and its own (as :meth:`extra_parts` gives them).
+
+        Parameters
+        ----------
+        coords : array_like or None
+            Node coordinates, shape (n+1, 2), the depot first.
+        distances : array_like or None
+            An explicit distance matrix, shape (n+1, n+1).
+        demands : array_like
+            Demands per node, the depot first.
+        capacity : int
+            The vehicle capacity.
+        name : str, default ""
+            The instance's name.
+        rounding : {"exact", "nint", "dimacs"}, default "exact"
+            How distances follow from the coordinates.
+        **extra : Any
+            ``time_windows`` (required), ``service_times``, ``vehicles``, ``durations`` and
+            ``route_cost``, as for the constructor.
+
+        Returns
+        -------
+        VRPTW
+            The instance.
+        """
         return cls(coords, demands, capacity, extra.get("time_windows"),
                    extra.get("service_times", 0.0), vehicles=extra.get("vehicles"),
                    distances=distances, durations=extra.get("durations"),
                    route_cost=extra.get("route_cost", 0.0), name=name, rounding=rounding)
 
     def with_route_cost(self, route_cost: float) -> "VRPTW":
-        """This instance with another fixed cost per route (a new instance)."""
+        """This instance with another fixed cost per route.
+
+        Parameters
+        ----------
+        route_cost : float
+            The fixed cost of every route (finite, >= 0).
+
+        Returns
+        -------
+        VRPTW
+            A new instance, otherwise the same as this one.
+        """
         return type(self).from_parts(self.coords, self.distances if self._explicit else None,
                                      self.demands, self.capacity, name=self.name,
                                      rounding=self.rounding,
                                      **{**self.extra_parts(), "route_cost": route_cost})
 
     def problem_data(self) -> dict[str, Any]:
+        """The ``problem_data`` dict Python operators get (docs/operator-contract.md).
+
+        Returns
+        -------
+        dict
+            A fresh dict: the entries of :meth:`CVRP.problem_data` (``"distance_matrix"`` is
+            the :attr:`arc_costs`), and ``"time_windows"``, ``"service_times"``,
+            ``"durations"``, ``"vehicles"`` and ``"route_cost"``.
+        """
         return {**super().problem_data(), "time_windows": self.time_windows,
                 "service_times": self.service_times, "durations": self.durations,
                 "vehicles": self.vehicles, "route_cost": self.route_cost}
 
     def schedule(self, route: Sequence[int]) -> list[tuple[int, float, float]]:
-        """(customer, arrival, start of service) along a route, computed in plain Python from
-        the instance's data (independent of the core)."""
+        """Arrival and start of service at each customer of a route.
+
+        Computed in plain Python from the instance's data (independent of the core), from the
+        depot's opening time, waiting where a customer's window has not opened yet.
+
+        Parameters
+        ----------
+        route : sequence of int
+            The customers of one route, in order.
+
+        Returns
+        -------
+        list of tuple of (int, float, float)
+            (customer, arrival, start of service) for each customer of `route`.
+        """
         return schedule(self, route)
 
 
