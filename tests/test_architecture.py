@@ -27,6 +27,7 @@ LAYERS = {
     "glns.executors": 1, "glns.sandbox": 6, "glns.batch": 6,
     "glns.offline_llm": 7, "glns.deploy": 7,
     "glns.evolution": 8, "glns.benchmark": 8, "glns.plot": 8, "glns.regression": 8,
+    "glns.pytest_plugin": 8,
     "glns.cli": 9, "glns.__main__": 9, "glns": 9,
 }
 

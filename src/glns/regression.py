@@ -37,7 +37,8 @@ from typing import Any, Callable
 
 __all__ = ["calibrate_c", "calibrate_python", "CALIBRATIONS", "cpu_seconds", "Measurement", "measure",
            "load_suite", "record_suite", "check_suite", "Report", "THRESHOLD", "RTOL", "REPEATS",
-           "BASELINE_FORMAT"]
+           "BASELINE_FORMAT", "record_workload", "check_workload", "new_baseline", "write_baseline",
+           "load_baseline", "Row", "interleaved"]
 
 #: a workload fails when its normalised time exceeds the recorded one times this (twice)
 THRESHOLD = 1.3
@@ -147,8 +148,18 @@ def measure(name: str, work: Callable[[], object], calibration: Callable[[], obj
     for _ in range(repeats):
         wl.append(cpu_seconds(work, slowdown))
         cal.append(cpu_seconds(calibration))
-    ratios = tuple(w / ((a + b) / 2) for w, a, b in zip(wl, cal, cal[1:]))
-    return Measurement(name, statistics.median(ratios), ratios, statistics.median(wl), statistics.median(cal))
+    return interleaved(name, wl, cal)
+
+
+def interleaved(name: str, workload: list[float], calibration: list[float]) -> Measurement:
+    """The measurement of CPU times taken c w c w ... w c: each workload time against the mean
+    of the two calibrations around it, the median of those ratios."""
+    if len(calibration) != len(workload) + 1 or not workload:
+        raise ValueError(f"need n workload times between n + 1 calibration times, got "
+                         f"{len(workload)} and {len(calibration)}")
+    ratios = tuple(w / ((a + b) / 2) for w, a, b in zip(workload, calibration, calibration[1:]))
+    return Measurement(name, statistics.median(ratios), ratios, statistics.median(workload),
+                       statistics.median(calibration))
 
 
 # --- suites --------------------------------------------------------------------------------
@@ -204,18 +215,42 @@ def record_suite(suite: str | os.PathLike, baseline: str | os.PathLike, repeats:
     """Run every workload of `suite` and write its objective and normalised speed to
     `baseline` (JSON); returns what was written."""
     workloads = load_suite(suite)
-    out: dict[str, Any] = {"format": list(BASELINE_FORMAT), "threshold": threshold, "rtol": rtol,
-                           "environment": environment(), "workloads": {}}
+    out = new_baseline(threshold, rtol)
     for name, func in workloads.items():
-        objective, calibration = _run(func)      # also the workload's warm-up
-        m = measure(name, func, CALIBRATIONS[calibration], repeats, warm=True)
-        out["workloads"][name] = {"objective": objective, "calibration": calibration, "ratio": m.ratio,
-                                  "cpu_seconds": m.workload_seconds}
-    Path(baseline).write_text(json.dumps(out, indent=1) + "\n", encoding="utf-8")
+        out["workloads"][name] = record_workload(name, func, repeats)
+    write_baseline(baseline, out)
     return out
 
 
-def _load_baseline(path: str | os.PathLike) -> dict[str, Any]:
+#: measure(name, work, calibration, repeats, warm=True): how a workload is timed
+Measure = Callable[..., Measurement]
+
+
+def record_workload(name: str, func: Callable[[], Any], repeats: int = REPEATS,
+                    measure_with: Measure | None = None) -> dict[str, Any]:
+    """The baseline entry of one workload: its objective, calibration kind and normalised speed.
+
+    measure_with: what takes the measurement (default :func:`measure`; the pytest plugin
+    passes one that also reports to pytest-benchmark)."""
+    objective, calibration = _run(func)      # also the workload's warm-up
+    m = (measure_with or measure)(name, func, CALIBRATIONS[calibration], repeats, warm=True)
+    return {"objective": objective, "calibration": calibration, "ratio": m.ratio,
+            "cpu_seconds": m.workload_seconds}
+
+
+def new_baseline(threshold: float = THRESHOLD, rtol: float = RTOL) -> dict[str, Any]:
+    """An empty baseline (no workloads yet) recorded here and now."""
+    return {"format": list(BASELINE_FORMAT), "threshold": threshold, "rtol": rtol,
+            "environment": environment(), "workloads": {}}
+
+
+def write_baseline(path: str | os.PathLike, baseline: dict[str, Any]) -> None:
+    """Write a baseline as JSON."""
+    Path(path).write_text(json.dumps(baseline, indent=1) + "\n", encoding="utf-8")
+
+
+def load_baseline(path: str | os.PathLike) -> dict[str, Any]:
+    """A baseline file's contents (ValueError when it is missing or not a baseline)."""
     try:
         data = json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
@@ -278,26 +313,33 @@ def check_suite(suite: str | os.PathLike, baseline: str | os.PathLike, repeats: 
     """Check every workload of `suite` against `baseline` (threshold and rtol default to the
     ones recorded there). slowdown stretches the measured CPU time (for tests of the check)."""
     workloads = load_suite(suite)
-    base = _load_baseline(baseline)
+    base = load_baseline(baseline)
     threshold = float(base.get("threshold", THRESHOLD) if threshold is None else threshold)
     rtol = float(base.get("rtol", RTOL) if rtol is None else rtol)
     recorded = base.get("workloads", {})
     report = Report(threshold, missing=sorted(set(recorded) - set(workloads)))
     for name, func in workloads.items():
-        objective, calibration = _run(func)
-        entry = recorded.get(name)
-        if entry is None:
-            report.rows.append(Row(name, objective, None, None, None, "new"))
-            continue
-        expected = float(entry["objective"])
-        if not math.isclose(objective, expected, rel_tol=rtol, abs_tol=0.0):
-            report.rows.append(Row(name, objective, expected, None, float(entry["ratio"]), "objective changed"))
-            continue
-        calib = CALIBRATIONS[entry.get("calibration", calibration)]
-        limit = float(entry["ratio"]) * threshold
-        ratio = measure(name, func, calib, repeats, slowdown, warm=True).ratio
-        if ratio > limit:       # confirm: a real slowdown exceeds the limit twice
-            ratio = min(ratio, measure(name, func, calib, repeats, slowdown, warm=True).ratio)
-        report.rows.append(Row(name, objective, expected, ratio, float(entry["ratio"]),
-                               "ok" if ratio <= limit else "slower"))
+        report.rows.append(check_workload(name, func, recorded.get(name), threshold, rtol, repeats, slowdown))
     return report
+
+
+def check_workload(name: str, func: Callable[[], Any], entry: dict[str, Any] | None,
+                   threshold: float = THRESHOLD, rtol: float = RTOL, repeats: int = REPEATS,
+                   slowdown: float = 1.0, measure_with: Measure | None = None) -> Row:
+    """Check one workload against its baseline entry (None: not recorded, status "new").
+
+    The objective first (within `rtol`); then the speed: a first measurement (by
+    `measure_with`, default :func:`measure`) over the recorded ratio times `threshold` is
+    confirmed by a second one before the workload counts as slower."""
+    objective, calibration = _run(func)
+    if entry is None:
+        return Row(name, objective, None, None, None, "new")
+    expected = float(entry["objective"])
+    if not math.isclose(objective, expected, rel_tol=rtol, abs_tol=0.0):
+        return Row(name, objective, expected, None, float(entry["ratio"]), "objective changed")
+    calib = CALIBRATIONS[entry.get("calibration", calibration)]
+    limit = float(entry["ratio"]) * threshold
+    ratio = (measure_with or measure)(name, func, calib, repeats, slowdown=slowdown, warm=True).ratio
+    if ratio > limit:       # confirm: a real slowdown exceeds the limit twice
+        ratio = min(ratio, measure(name, func, calib, repeats, slowdown, warm=True).ratio)
+    return Row(name, objective, expected, ratio, float(entry["ratio"]), "ok" if ratio <= limit else "slower")
