@@ -14,18 +14,18 @@ failed together do not retry in lockstep); a ``Retry-After`` header raises the w
 
 from __future__ import annotations
 
-import contextlib
 import logging
 import random
 import threading
 import time
+import typing
 from dataclasses import asdict, dataclass, field
 from typing import Any, Callable, Sequence
 
 from glns.exceptions import GlnsError
 from glns.llm.config import LLMConfig
 
-__all__ = ["LLMClient", "LLMReply", "CallRecord", "LLMError", "Message", "first_response_gate"]
+__all__ = ["LLMClient", "LLMReply", "CallRecord", "LLMError", "Message", "build_response_models"]
 
 logger = logging.getLogger(__name__)
 
@@ -86,25 +86,46 @@ class LLMReply:
     record: CallRecord
 
 
-_FIRST_RESPONSE = threading.Lock()
-_responses_parsed = threading.Event()
+_MODELS_BUILT = threading.Lock()
+_models_built = False
 
 
-@contextlib.contextmanager
-def first_response_gate() -> Any:
-    """One call at a time until one response has been parsed in this process, then no wait.
+def build_response_models() -> None:
+    """Build the openai client's chat response models now, once per process, in one thread.
 
-    The openai client builds its pydantic response models on first use, and that build is not
-    thread-safe (two threads parsing the first responses at once can fail with "type object
-    'ChatCompletion' has no attribute '__pydantic_core_schema__'"); the evolution sends its
-    first requests from several threads at once.
+    openai declares its pydantic models with a deferred build, done on first use, and that
+    build is not thread-safe: two threads parsing their first responses at once can fail
+    with "type object 'ChatCompletion' has no attribute '__pydantic_core_schema__'". The
+    evolution sends its first requests from several threads at once, so the models (the
+    response type and every model its fields refer to) are built before the first request.
     """
-    if _responses_parsed.is_set():
-        yield
+    global _models_built
+    if _models_built:
         return
-    with _FIRST_RESPONSE:
-        yield
-        _responses_parsed.set()
+    with _MODELS_BUILT:
+        if _models_built:
+            return
+        from openai.types.chat import ChatCompletion
+
+        _build_models(ChatCompletion, set())
+        _models_built = True
+
+
+def _build_models(annotation: Any, seen: set) -> None:
+    """model_rebuild() of every pydantic model in a type annotation, nested ones included."""
+    if annotation in seen:
+        return
+    seen.add(annotation)
+    fields = getattr(annotation, "model_fields", None)
+    if isinstance(annotation, type) and isinstance(fields, dict):
+        annotation.model_rebuild()
+        for f in fields.values():
+            _build_models(f.annotation, seen)
+    for arg in typing.get_args(annotation):
+        try:
+            _build_models(arg, seen)
+        except TypeError:        # an unhashable argument (a Literal's value, say): no model
+            pass
 
 
 def _import_openai() -> Any:
@@ -162,6 +183,7 @@ class LLMClient:
     def _openai(self) -> Any:
         openai = _import_openai()
         if self._client is None:
+            build_response_models()
             # local servers need no key, but the openai client insists on one
             self._client = openai.OpenAI(base_url=self.config.base_url,
                                          api_key=self.config.api_key or "no-key",
@@ -210,8 +232,7 @@ class LLMClient:
                 t_attempt = self._clock()
                 retry_after = None
                 try:
-                    with first_response_gate():
-                        response = client.chat.completions.create(**kwargs)
+                    response = client.chat.completions.create(**kwargs)
                 except openai.APIStatusError as exc:
                     status = exc.status_code
                     record.status = status
