@@ -584,3 +584,25 @@ def test_policy_rejects_forbidden_imports_and_escape_hatches(pool):
     relaxed = check_operator(src, "destroy", "tsp", pool=pool,
                              config=CheckConfig(allowed_imports=None, growth_n=None))
     assert relaxed.ok
+
+
+def test_ctrl_c_during_evaluate_keeps_the_runs_that_finished():
+    from glns.executors import SerialExecutor
+    from glns.sandbox import EvaluationInterrupted
+
+    class InterruptedAfterOne(SerialExecutor):
+        """Runs the first task, then Ctrl-C arrives (as WorkerPool.map raises it)."""
+
+        def map(self, fn, arg_tuples, timeout, on_result=None):
+            first = super().map(fn, list(arg_tuples)[:1], timeout, on_result)
+            assert first[0].ok
+            raise KeyboardInterrupt
+
+    instances = [datasets.generate_cvrp(20, i) for i in range(3)]
+    with pytest.raises(KeyboardInterrupt) as caught:
+        evaluate(instances, "random_removal", "greedy_insertion", iterations=50,
+                 pool=InterruptedAfterOne())
+    assert isinstance(caught.value, EvaluationInterrupted)
+    outcomes = caught.value.outcomes
+    assert [o.status for o in outcomes] == ["ok", "interrupted", "interrupted"]
+    assert outcomes[0].result.iterations == 50 and outcomes[1].result is None

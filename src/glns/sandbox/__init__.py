@@ -16,6 +16,7 @@ from glns.sandbox.admission import (
 )
 from glns.sandbox.evaluation import (
     DEFAULT_OP_TIMEOUT as DEFAULT_OP_TIMEOUT,
+    EvaluationInterrupted as EvaluationInterrupted,
     PythonSource as PythonSource,
     RunOutcome as RunOutcome,
     evaluate as evaluate,
@@ -27,4 +28,5 @@ from glns.executors import (
 )
 
 __all__ = ["WorkerPool", "TaskResult", "DEFAULT_MEMORY_MB", "Admission", "CheckConfig",
-           "check_operator", "check_operators", "CheckRequest", "RunOutcome", "PythonSource", "evaluate", "DEFAULT_OP_TIMEOUT"]
+           "check_operator", "check_operators", "CheckRequest", "RunOutcome", "PythonSource", "evaluate", "DEFAULT_OP_TIMEOUT",
+           "EvaluationInterrupted"]

@@ -35,7 +35,7 @@ from glns.sandbox.confine import sandbox_confinement
 from glns.sandbox.run_events import Wants, built_in_only, forwarding
 from glns.solve import DEFAULT_DESTROY, DEFAULT_ITERATIONS, DEFAULT_REPAIR, default_portfolio, solve
 
-__all__ = ["RunOutcome", "PythonSource", "evaluate", "DEFAULT_OP_TIMEOUT", "solve_task", "solve_tasks",
+__all__ = ["RunOutcome", "EvaluationInterrupted", "PythonSource", "evaluate", "DEFAULT_OP_TIMEOUT", "solve_task", "solve_tasks",
            "failure_message", "operator_wires"]
 
 #: per-call limit (seconds) of Python operators when the params do not set op_timeout
@@ -50,7 +50,8 @@ class RunOutcome:
     outcomes σ1..σ4, failures, weights, fitness, the synergy matrix S), or why the run has no
     result: "timeout" (killed at task_timeout), "memory" (MemoryError outside the operator
     calls), "died" (the worker crashed) or "error" (e.g. an operator does not compile; the
-    message says which). instance, seed: what ran. seconds: wall time of the task.
+    message says which), or "interrupted" (Ctrl-C stopped the evaluation before it ran; see
+    :class:`EvaluationInterrupted`). instance, seed: what ran. seconds: wall time of the task.
     """
 
     status: str
@@ -231,7 +232,9 @@ def evaluate(instances: Sequence[Problem], destroy: Any, repair: Any, *,
     destroy may also be a module exported by a G-LNS run, or the path of its file, as in
     ``glns.solve``.
 
-    Returns one :class:`RunOutcome` per instance, in order; a failed run never raises.
+    Returns one :class:`RunOutcome` per instance, in order; a failed run never raises. Ctrl-C
+    stops the workers and raises :class:`EvaluationInterrupted` (a KeyboardInterrupt) whose
+    ``outcomes`` keep the runs that finished.
     """
     wires = operator_wires(destroy, repair, {p.kind for p in instances if isinstance(p, Problem)})
     iterations = check_count(iterations, "iterations", minimum=0)
@@ -246,9 +249,39 @@ def evaluate(instances: Sequence[Problem], destroy: Any, repair: Any, *,
     if not task_timeout > 0:
         raise ValueError(f"task_timeout must be > 0 seconds, got {task_timeout}")
     tasks = solve_tasks(instances, seeds, wires, int(iterations), params)
-    with contextlib.nullcontext(pool) if pool is not None else \
-            WorkerPool(sandbox=sandbox_confinement(sandbox)) as executor:
-        answers = executor.map(solve_task, tasks, timeout=task_timeout)
-    return [RunOutcome("ok", i, seed, result=res.value, seconds=res.seconds) if res.ok else
-            RunOutcome(res.status, i, seed, error=failure_message(res, task_timeout), seconds=res.seconds)
-            for i, (res, seed) in enumerate(zip(answers, seeds))]
+    answers: list[TaskResult | None] = [None] * len(tasks)
+
+    def keep(i: int, res: TaskResult) -> None:
+        answers[i] = res
+
+    try:
+        with contextlib.nullcontext(pool) if pool is not None else \
+                WorkerPool(sandbox=sandbox_confinement(sandbox)) as executor:
+            executor.map(solve_task, tasks, timeout=task_timeout, on_result=keep)
+    except KeyboardInterrupt:
+        # the workers' tasks are abandoned (the pool restarts them); what finished is kept
+        raise EvaluationInterrupted(_outcomes(answers, seeds, task_timeout)) from None
+    return _outcomes(answers, seeds, task_timeout)
+
+
+class EvaluationInterrupted(KeyboardInterrupt):
+    """Ctrl-C stopped :func:`evaluate`: ``outcomes`` has one :class:`RunOutcome` per instance,
+    those of the runs that finished and status "interrupted" for the others. A
+    KeyboardInterrupt, so that code which stops on Ctrl-C still stops."""
+
+    def __init__(self, outcomes: list[RunOutcome]) -> None:
+        super().__init__(f"{sum(o.ok for o in outcomes)} of {len(outcomes)} runs finished")
+        self.outcomes = outcomes
+
+
+def _outcomes(answers: list[TaskResult | None], seeds: list[int], task_timeout: float) -> list[RunOutcome]:
+    out = []
+    for i, (res, seed) in enumerate(zip(answers, seeds)):
+        if res is None:
+            out.append(RunOutcome("interrupted", i, seed, error="Ctrl-C stopped the evaluation first"))
+        elif res.ok:
+            out.append(RunOutcome("ok", i, seed, result=res.value, seconds=res.seconds))
+        else:
+            out.append(RunOutcome(res.status, i, seed, error=failure_message(res, task_timeout),
+                                  seconds=res.seconds))
+    return out
