@@ -1,4 +1,4 @@
-"""Scaling of ``glns.solve_many`` (issue 6): speed-up and per-task overhead per backend.
+"""Scaling of ``glns.solve_many``: speed-up and per-task overhead per backend.
 
 The workload: the paper's 64 CVRP100 test instances (``paper_instances("cvrp", 100)``) x 500
 iterations with the Python seed operators (random and worst removal, greedy insertion:

@@ -1,4 +1,4 @@
-"""Final testing of an evolution export with views and compilation on vs off (issue 12, b).
+"""Final testing of an evolution export with views and compilation on vs off.
 
 The workload of the paper's final test: the 64 CVRP100 test instances
 (``paper_instances("cvrp", 100)``) x 500 iterations, paper preset, run by ``glns.solve_many``
@@ -15,7 +15,7 @@ Modes, each in its own fresh pool and in alternation (``--rounds``):
 - ``on``: the defaults (views negotiated; compiled twins: the export is compiled into the
   cache first by ``glns compile``-equivalent calls, timed separately, as a user would run
   ``glns compile`` once);
-- ``off``: ``views="numpy", compile="off"`` (glns before issue 12).
+- ``off``: ``views="numpy", compile="off"`` (glns without negotiated views and compiled twins).
 
 Every mode must give the same costs (checked). Usage::
 

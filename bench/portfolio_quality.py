@@ -1,4 +1,4 @@
-"""Quality and speed of the default native portfolio (issue 3), next to the paper's rows.
+"""Quality and speed of the default native portfolio, next to the paper's rows.
 
 Three measurements, each printed as a Markdown table (and written to --json if given):
 

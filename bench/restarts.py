@@ -1,4 +1,4 @@
-"""Do restarts from the best solution help long runs, and is a longer run never worse? (issue 13, point 1)
+"""Do restarts from the best solution help long runs, and is a longer run never worse?
 
 For each chosen CVRPLIB X file, side by side with one worker process per core, ways to spend
 the same wall-time budget B (default T/10 = n x 0.24 s):
@@ -6,10 +6,10 @@ the same wall-time budget B (default T/10 = n x 0.24 s):
 - ``single``: one ``glns.solve(problem, time_limit=B)``, the default: annealing in epochs of
   iterations that do not depend on B (``glns.Epochs``: 20 n, 40 n, 80 n ... iterations, each
   from the best solution, reheated to T0), so a longer B replays a shorter one;
-- ``stretched``: ``epochs=None``, the default before session 23: one annealing stretched over
+- ``stretched``: ``epochs=None``, the earlier default: one annealing stretched over
   the wall time, from T0 to T0/100, and a restart from the best solution at T0/10 after a
   fifth of the budget without a new best (``glns.Restart``);
-- ``no-restart``: the same without the restarts (the default before session 18);
+- ``no-restart``: the same without the restarts (the earliest default);
 - ``restart-S``: S runs of B/S each without stall restarts, every run after the first starting
   from the best solution so far (``initial_solution``), its temperature schedule started again
   at T0 (reheating);

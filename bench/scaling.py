@@ -1,4 +1,4 @@
-"""Time per iteration and peak memory of ``glns.solve`` against n (issue 13).
+"""Time per iteration and peak memory of ``glns.solve`` against n.
 
 For every problem (TSP, CVRP) and size n (100 ... 30,000), one at a time, a fresh child process
 generates a uniform instance (``glns.datasets.generate(problem, n, seed)``), prepares the core's
@@ -12,8 +12,8 @@ default portfolio. Per size:
   iterations (initial solution, per-run set-up);
 - iterations, median and mean seconds per iteration (``result.iteration_seconds``), the first
   iteration's seconds (from the random start it grew with n: 5 s at 30,000 cities), and the
-  median over that of the smallest n measured for the same problem (the table only; issue 13
-  asks for at most 3x from 100 to 10,000);
+  median over that of the smallest n measured for the same problem (the table only; the
+  target is at most 3x from 100 to 10,000);
 - peak RSS: the child's maximum resident set size (``ru_maxrss`` of ``os.wait4``, known even
   for a child that was killed), and the peak seen after generating and after the core.
 
@@ -170,7 +170,7 @@ def run_child(problem: str, n: int, seconds: float, seed: int, memory_gb: float 
 
 def per_smallest(rows: Sequence[dict[str, Any]]) -> list[float | None]:
     """Each row's median time per iteration over that of the smallest n measured for its problem
-    (issue 13's target: within 3x from 100 to 10,000); None for a row without a median."""
+    (the target: within 3x from 100 to 10,000); None for a row without a median."""
     base: dict[str, tuple[int, float]] = {}
     for row in rows:
         ms = row.get("median_iteration_ms")

@@ -1,4 +1,4 @@
-"""The random start against the space-filling start on large instances (issue 13).
+"""The random start against the space-filling start on large instances.
 
 For every problem, size n and budget, one uniform instance (``glns.datasets.generate(problem,
 n, seed)``) is solved twice with the default portfolio and ``time_limit``: with

@@ -1,4 +1,4 @@
-"""Compile time of one operator and the time of a cache hit (issue 12, benchmark c).
+"""Compile time of one operator and the time of a cache hit.
 
 Cold: ``glns.compiler.compile_source`` into an empty cache directory (child process, Cython,
 C compiler, store); hit: the same call when the entry exists (policy check, integrity check of

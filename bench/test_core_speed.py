@@ -1,4 +1,4 @@
-"""Speed of the core with the seed operators (issue: foundation). See bench/README.md."""
+"""Speed of the core with the seed operators. See bench/README.md."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Wall time of one G-LNS evolution episode (issue 4). See bench/README.md.
+"""Wall time of one G-LNS evolution episode. See bench/README.md.
 
 An episode is what the controller runs per generation step: the current 5 destroy x 5 repair
 Python operators on the 16 training instances (CVRP, n = 50, ``generate_cvrp(50, 20000 + i)``),

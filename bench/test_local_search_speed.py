@@ -1,4 +1,4 @@
-"""Speed of the native local search (issue 3, item 3). See bench/README.md.
+"""Speed of the native local search. See bench/README.md.
 
 Times are per call and include nothing but the search: a repair with ``local_search=1`` minus
 the same repair without it (both load and return the same Python lists), or one full search.

@@ -1,4 +1,4 @@
-"""Python operators in their negotiated form against the paper's plain-Python evaluator (issue 12).
+"""Python operators in their negotiated form against the paper's plain-Python evaluator.
 
 One G-LNS episode (16 instances of 50 customers / cities x 100 iterations, paper preset with the
 sandbox's ``op_timeout=1.0``, 5 destroy x 5 repair Python operators given as source code) is
@@ -7,7 +7,7 @@ timed three ways in one run, for six operator sets:
 1. ``fast``: ``glns.sandbox.evaluate`` on a warm ``WorkerPool(1)`` with the defaults (data views
    negotiated, operators compiled by Cython; ``compile="wait"`` so that the untimed warm-up
    episode builds them, as the evolution's background builds do before an operator's episodes);
-2. ``plain``: the same pool with ``views="numpy", compile="off"`` (glns before issue 12);
+2. ``plain``: the same pool with ``views="numpy", compile="off"`` (glns without negotiated views and compiled twins);
 3. ``reference``: the plain-Python, deepcopy-based loop of the paper's evaluator
    (``glns.reference.reference_alns``) with numpy ``problem_data``, serially.
 
