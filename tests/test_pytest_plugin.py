@@ -6,27 +6,12 @@ import json
 import textwrap
 
 import pytest
+from test_user_regression import OPERATORS
 
 pytest_plugins = ["pytester"]
 pytest.importorskip("pytest_benchmark")
 
-USER_TESTS = textwrap.dedent("""
-    import os
-    import glns
-    from glns import datasets
-    from glns.operators.seeds import BY_PROBLEM
-
-    SLOW = float(os.environ.get("SUITE_SLOW", "1"))
-    ITERATIONS = int(os.environ.get("SUITE_ITERATIONS", "2000"))
-    CVRP = datasets.generate_cvrp(30, 1)
-    PLAIN = glns.SolveParams.paper(compile="off")
-
-    def slow_removal(x, k, problem_data):
-        s = 0
-        for i in range(int(60000 * SLOW)):    # the operator's own work
-            s += i
-        return BY_PROBLEM["cvrp"].random_removal(x, k, problem_data)
-
+USER_TESTS = OPERATORS + textwrap.dedent("""
     def test_native(glns_regression):
         glns_regression("native_cvrp30", lambda: glns.solve(CVRP, iterations=ITERATIONS, seed=1))
 

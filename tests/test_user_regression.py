@@ -10,7 +10,8 @@ import pytest
 
 from glns import regression
 
-SUITE = textwrap.dedent("""
+#: the workloads' set-up, shared with the pytest plugin's tests (tests/test_pytest_plugin.py)
+OPERATORS = textwrap.dedent("""
     import os
     import glns
     from glns import datasets
@@ -26,7 +27,9 @@ SUITE = textwrap.dedent("""
         for i in range(int(60000 * SLOW)):    # the operator's own work
             s += i
         return BY_PROBLEM["cvrp"].random_removal(x, k, problem_data)
+""")
 
+SUITE = OPERATORS + textwrap.dedent("""
     SUITE = {
         "native_cvrp30": lambda: glns.solve(CVRP, iterations=ITERATIONS, seed=1),
         "python_operator_cvrp30": lambda: glns.solve(CVRP, slow_removal, "greedy_insertion",

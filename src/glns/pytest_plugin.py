@@ -150,16 +150,10 @@ class _BenchmarkRounds:
         if bench is None:
             return regression.measure(name, work, calibration, repeats, slowdown, warm)
         self.bench = bench
-        if not warm:
-            work()
-        calibration()
-        cal: list[float] = []
-        wl: list[float] = []
-        bench.pedantic(lambda: wl.append(regression.cpu_seconds(work, slowdown)),
-                       setup=lambda: cal.append(regression.cpu_seconds(calibration)),
-                       rounds=repeats, iterations=1, warmup_rounds=0)
-        cal.append(regression.cpu_seconds(calibration))
-        return regression.interleaved(name, wl, cal)
+        return regression.measure(
+            name, work, calibration, repeats, slowdown, warm,
+            rounds=lambda timed, setup, n: bench.pedantic(timed, setup=setup, rounds=n, iterations=1,
+                                                          warmup_rounds=0))
 
     def report(self, **info: Any) -> None:
         """Put glns's figures in pytest-benchmark's extra_info of the timed workload."""

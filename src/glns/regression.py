@@ -135,19 +135,31 @@ class Measurement:
         return (max(self.ratios) - min(self.ratios)) / self.ratio
 
 
+#: rounds(timed, setup, n): calls setup() then timed() n times (pytest-benchmark's pedantic can)
+Rounds = Callable[[Callable[[], object], Callable[[], object], int], object]
+
+
+def _plain_rounds(timed: Callable[[], object], setup: Callable[[], object], n: int) -> None:
+    for _ in range(n):
+        setup()
+        timed()
+
+
 def measure(name: str, work: Callable[[], object], calibration: Callable[[], object],
-            repeats: int = REPEATS, slowdown: float = 1.0, warm: bool = False) -> Measurement:
-    """`work` against `calibration`, interleaved, `repeats` pairs, after one warm-up call of
-    each (first-call costs such as allocations are not measured); warm: `work` ran just now
-    (its warm-up is not repeated)."""
+            repeats: int = REPEATS, slowdown: float = 1.0, warm: bool = False,
+            rounds: Rounds = _plain_rounds) -> Measurement:
+    """`work` against `calibration`, interleaved (c w c w ... w c), `repeats` pairs, after one
+    warm-up call of each (first-call costs such as allocations are not measured); warm: `work`
+    ran just now (its warm-up is not repeated). rounds: what runs the (calibration, workload)
+    pairs, e.g. pytest-benchmark (the glns pytest plugin)."""
     if not warm:
         work()
     calibration()
-    cal = [cpu_seconds(calibration)]
-    wl = []
-    for _ in range(repeats):
-        wl.append(cpu_seconds(work, slowdown))
-        cal.append(cpu_seconds(calibration))
+    cal: list[float] = []
+    wl: list[float] = []
+    rounds(lambda: wl.append(cpu_seconds(work, slowdown)),
+           lambda: cal.append(cpu_seconds(calibration)), repeats)
+    cal.append(cpu_seconds(calibration))
     return interleaved(name, wl, cal)
 
 
