@@ -24,7 +24,7 @@ from typing import Any, Callable, Iterable, TextIO
 from glns._core._alns import POLL_SECONDS
 
 __all__ = ["Progress", "Callbacks", "MaxIterations", "MaxRuntime", "NoImprovement", "TargetCost",
-           "POLL_SECONDS", "Monitor", "Display", "BUILT_IN_CRITERIA"]
+           "POLL_SECONDS", "Monitor", "Display", "BUILT_IN_CRITERIA", "stop_items"]
 
 
 @dataclass(frozen=True)
@@ -161,7 +161,7 @@ def split_stop(stop: Any) -> tuple[dict[str, Any], float, list[Callable[[Progres
     criteria) of a ``stop=`` argument: one criterion or an iterable of them."""
     if stop is None:
         return {}, -math.inf, []
-    items = [stop] if isinstance(stop, BUILT_IN_CRITERIA) or callable(stop) else list(_iterable(stop))
+    items = stop_items(stop)
     if not items:
         raise ValueError("stop is an empty list: give at least one criterion (or None)")
     budgets: dict[str, Any] = {}
@@ -183,6 +183,13 @@ def split_stop(stop: Any) -> tuple[dict[str, Any], float, list[Callable[[Progres
             raise TypeError(f"a stop criterion must be MaxIterations, MaxRuntime, NoImprovement, "
                             f"TargetCost or a callable, got {type(item).__name__}")
     return budgets, target, custom
+
+
+def stop_items(stop: Any) -> list[Any]:
+    """The criteria of a ``stop=`` argument (one criterion or an iterable of them) as a list."""
+    if stop is None:
+        return []
+    return [stop] if isinstance(stop, BUILT_IN_CRITERIA) or callable(stop) else list(_iterable(stop))
 
 
 def _iterable(stop: Any) -> Iterable[Any]:

@@ -22,7 +22,7 @@ from dataclasses import astuple
 from typing import Any, Callable, Sequence
 
 from glns.executors.channel import Channel
-from glns.monitor import BUILT_IN_CRITERIA, Callbacks, Progress
+from glns.monitor import BUILT_IN_CRITERIA, Callbacks, Progress, stop_items
 
 __all__ = ["Wants", "RunEvents", "forwarding", "callbacks_per_run", "built_in_only"]
 
@@ -117,8 +117,6 @@ def forwarding(wants: Wants, channel: Channel) -> tuple[Callbacks, Callable[[Pro
 def built_in_only(stop: Any) -> tuple[list[Any], list[Callable[[Progress], Any]]]:
     """(built-in criteria, the caller's own) of a ``stop=`` argument: the built-ins travel with
     the task, the others stay with the caller."""
-    if stop is None:
-        return [], []
-    items = [stop] if isinstance(stop, BUILT_IN_CRITERIA) or callable(stop) else list(stop)
+    items = stop_items(stop)
     return ([s for s in items if isinstance(s, BUILT_IN_CRITERIA)],
             [s for s in items if not isinstance(s, BUILT_IN_CRITERIA)])
