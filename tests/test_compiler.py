@@ -417,3 +417,120 @@ def test_transform_keeps_names_and_checks_every_loop():
     assert "_glns_enter()" in out and "_glns_leave()" in out
     assert transform.transform(source, signal_checks=False) == source
     assert transform.transform("# -*- coding: latin-1 -*-\nx = 1\n", signal_checks=False) == "#\nx = 1\n"
+
+
+# -- element reads ---------------------------------------------------------------------------
+
+ELEMENT_READS = '''
+def reads(x, lst, order):
+    def first():
+        order.append("first")
+        return 1
+
+    def second():
+        order.append("second")
+        return -1
+
+    out = [x[first(), second()], x[-1][0], x[1:3, 0].tolist(), x[[0, 1], [1, 1]].tolist(),
+           lst[-1], lst[0], (4, 5)[1], {"k": 3}["k"], str(type(x[np.int64(1), 1])),
+           x[1, 2] + x[2, 1], lst[True]]
+    for bad in ((lst, 5), (x, (7, 0)), (x, (0, 2**70)), (x, (0.5, 1)), (lst, "a")):
+        try:
+            bad[0][bad[1]]
+        except (IndexError, TypeError) as exc:
+            out.append(f"{type(exc)}: {exc}")
+    return out
+
+
+def insertion(d, route, c):
+    prev = np.array([0] + route)
+    nxt = np.array(route + [0])
+    delta = d[prev, c] + d[c, nxt] - d[prev, nxt]
+    p = np.argmin(delta)
+    rows = d[prev]
+    return [prev.dtype.str, delta.tolist(), int(p), delta[p], d[prev, nxt].flags.writeable,
+            d[prev, c].shape, rows[0][prev].tolist(), int(np.argmax(rows[:, 1]))]
+
+
+def extremes(x):
+    return int(np.argmin(x)), int(np.argmax(x))
+
+
+def array_of(x):
+    a = np.array(x)
+    return a.dtype.str, a.tolist(), a.shape
+
+
+def ints(q, n):
+    if q.ndim == 2:
+        return [q[i, j] * q[-i, -j] for i in range(n) for j in range(n)]
+    return [q[i] * q[-i] for i in range(n)]
+'''
+
+
+def test_element_reads_rewritten_outside_stores_and_annotations():
+    out = transform.transform("def f(x: dict[str, int], d) -> list[int]:\n"
+                              "    y: list[int] = [x['a'], d[1, 2], d[1:2], d[1, 2:3]]\n"
+                              "    d[0][1] = d[2]\n    del d[0]\n    return y\n", signal_checks=False)
+    assert "dict[str, int]" in out and "-> list[int]" in out and "y: list[int]" in out
+    assert "_glns_at1(x, 'a')" in out and "_glns_at2(d, 1, 2)" in out
+    assert "d[1:2]" in out and "d[1, 2:3]" in out
+    assert "_glns_at1(d, 0)[1] = _glns_at1(d, 2)" in out and "del d[0]" in out
+    assert out.startswith("from cython.cimports._glns_rt import at1 as _glns_at1, at2 as _glns_at2, "
+                          "call1 as _glns_call1, arrays as _glns_arrays\n_glns_arrays()\n")
+    calls = transform.transform("def f(a, b, d):\n    return np.array(a), np.argmin(b), np.argmax(b, axis=0), "
+                                "np.array(*a), np.sum(d), d.argmin(b)\n", signal_checks=False)
+    assert "_glns_call1(np.array, a), _glns_call1(np.argmin, b), np.argmax(b, axis=0), np.array(*a), " \
+        "np.sum(d), _glns_call1(d.argmin, b)" in calls   # (call1 calls any other function as it is)
+
+
+def test_compiled_element_reads_equal_numpy_indexing(build):
+    """The direct reads give the values NumPy's indexing gives (as Python numbers), in the same
+    order of evaluation, and everything else (slices, index arrays, errors) is NumPy's own."""
+    out = build(ELEMENT_READS)
+    assert out.ok, out.reason
+    module = compiler.load_module(out, bridge.OPERATOR_GLOBALS)
+    plain = dict(bridge.OPERATOR_GLOBALS)
+    exec(ELEMENT_READS, plain)
+    x = np.arange(12.0).reshape(3, 4)
+    sealed = np.frombuffer(x.tobytes()).reshape(3, 4)
+    for arr in (x, sealed, np.asfortranarray(x), x[:, ::-1]):
+        compiled_order, plain_order = [], []
+        got = module.reads(arr, [1, 2, 3], compiled_order)
+        want = plain["reads"](arr, [1, 2, 3], plain_order)
+        assert got == want and compiled_order == plain_order == ["first", "second"]
+        assert type(got[0]) is float and type(want[0]) is np.float64
+    for q in (np.arange(1, 40, dtype=np.int64), np.arange(16, dtype=np.int64).reshape(4, 4),
+              np.arange(1, 40, dtype=np.int32), np.linspace(0, 1, 40)):
+        n = 4 if q.ndim == 2 else 39
+        assert module.ints(q, n) == plain["ints"](q, n)
+
+
+def test_compiled_small_array_paths_equal_numpy(build):
+    """Advanced indexing with int64 index arrays, np.array of lists and argmin/argmax give
+    what NumPy gives (arrays of the same dtype, shape and values; the same indices; NumPy's
+    own errors and dtypes wherever the direct path does not apply)."""
+    out = build(ELEMENT_READS)
+    module = compiler.load_module(out, bridge.OPERATOR_GLOBALS)
+    plain = dict(bridge.OPERATOR_GLOBALS)
+    exec(ELEMENT_READS, plain)
+    d = np.frombuffer(np.random.default_rng(1).random((20, 20)).tobytes()).reshape(20, 20)
+    for args in ((d, [3, 5, 7], 4), (d, [], 2), (d, [-1, 19], -3), (d.T, [2, 2], 0),
+                 (np.arange(400, dtype=np.int64).reshape(20, 20), [4, 1], 6)):
+        assert module.insertion(*args) == plain["insertion"](*args)
+    for bad in ((d, [3, 25], 1), (d, [3], 20), (d, [1.5], 1)):
+        with pytest.raises(Exception) as compiled_error:
+            module.insertion(*bad)
+        with pytest.raises(Exception) as plain_error:
+            plain["insertion"](*bad)
+        assert str(compiled_error.value) == str(plain_error.value)
+    for x in ([3.0, 1.0, 1.0, 5.0], [np.nan, 1.0], [1.0, np.nan, -5.0], [0.0, -0.0], [-0.0, 0.0],
+              [5, 1, 1, 9], [2], [np.inf, -np.inf, np.inf]):
+        arr = np.array(x)
+        assert module.extremes(arr) == plain["extremes"](arr)
+        assert module.extremes(arr[::-1]) == plain["extremes"](arr[::-1])
+    for x in ([1, 2, 3], [1.0, 2.0], [1, 2.0], [2.0, 1], [2**63, 1], [True, 1], [], [np.int64(1), 2],
+              [1, -2**63], [[1, 2], [3, 4]], (1, 2)):
+        assert module.array_of(x) == plain["array_of"](x)
+    with pytest.raises(ValueError):
+        module.extremes(np.array([]))

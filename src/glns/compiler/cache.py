@@ -24,7 +24,10 @@ import time
 from pathlib import Path
 from typing import Iterator
 
+import numpy as np
+
 from glns.compiler import toolchain as _toolchain
+from glns.compiler.transform import READS_HEADER, RUNTIME_PXD
 
 __all__ = ["cache_dir", "cache_key", "clear_cache", "module_name", "so_name", "entry_dir",
            "lookup", "discard", "key_lock", "work_dir"]
@@ -55,6 +58,8 @@ def key_material(source: str, *, signal_checks: bool = True) -> dict[str, object
         "source": source,
         "signal_checks": bool(signal_checks),
         "cython": _toolchain.cython_version(),
+        "numpy": np.__version__,   # its C API is compiled in (element reads)
+        "runtime": hashlib.sha256((RUNTIME_PXD + READS_HEADER).encode("utf-8")).hexdigest(),
         "directives": _toolchain.DIRECTIVES,
         "cython_options": _toolchain.CYTHON_OPTIONS,
         "cache_tag": sys.implementation.cache_tag,
@@ -67,7 +72,7 @@ def key_material(source: str, *, signal_checks: bool = True) -> dict[str, object
 def cache_key(source: str, *, signal_checks: bool = True) -> str:
     """The cache key (sha256 hex) of `source` compiled here: over the scheme version, the
     exact source, the signal-check flag, Cython's version and settings, the Python ABI
-    (``cache_tag``, ``EXT_SUFFIX``), the platform and the compiler command and flags."""
+    (``cache_tag``, ``EXT_SUFFIX``), NumPy's version, the C helpers, the platform and the compiler command and flags."""
     if not isinstance(source, str):
         raise TypeError(f"source must be a str, got {type(source).__name__}")
     material = key_material(source, signal_checks=signal_checks)

@@ -16,7 +16,7 @@ from typing import Any, Callable
 
 from glns.compiler import build as _build, cache as _cache, toolchain as _toolchain
 from glns.compiler.screen import compile_violation
-from glns.compiler.transform import RUNTIME_MODULE, RUNTIME_PXD, transform
+from glns.compiler.transform import READS_FILE, READS_HEADER, RUNTIME_MODULE, RUNTIME_PXD, transform
 
 __all__ = ["CompileOutcome", "compile_source", "lookup", "add_search_dir"]
 
@@ -168,8 +168,8 @@ def _build_entry(root: Path, key: str, source: str, signal_checks: bool,
         except (RecursionError, MemoryError, ValueError) as exc:  # absurdly nested source
             return "failed", f"cannot rewrite the source: {type(exc).__name__}: {exc}", None
         py_file.write_text(module_source, encoding="utf-8")
-        if signal_checks:
-            (work / f"{RUNTIME_MODULE}.pxd").write_text(RUNTIME_PXD, encoding="utf-8")
+        (work / f"{RUNTIME_MODULE}.pxd").write_text(RUNTIME_PXD, encoding="utf-8")
+        (work / READS_FILE).write_text(READS_HEADER, encoding="utf-8")
         tc = _toolchain.toolchain()
         spec = {"workdir": str(work), "module_name": name, "py_file": str(py_file),
                 "c_file": str(work / f"{name}.c"), "so_file": str(work / _cache.so_name(key)),

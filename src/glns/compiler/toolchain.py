@@ -15,13 +15,15 @@ import sys
 import sysconfig
 from dataclasses import asdict, dataclass
 
+import numpy
+
 from glns.compiler.build import CYTHON_MISSING
 
 __all__ = ["SCHEME", "DIRECTIVES", "CYTHON_OPTIONS", "CFLAGS", "MEMORY_MB", "Toolchain",
            "toolchain", "cython_version", "unavailable_reason", "CYTHON_MISSING"]
 
 #: version of this compiler's scheme (source rewrite, settings, cache layout); bump to rebuild
-SCHEME = "glns-compiler-1"
+SCHEME = "glns-compiler-2"
 
 #: Cython directives: Python semantics throughout. Not set, so Cython's safe defaults hold:
 #: cdivision=False, boundscheck/wraparound=True, cpow=False, infer_types=None (safe only).
@@ -73,7 +75,9 @@ def toolchain() -> Toolchain:
         elif not ldshared and cc:
             ldshared = f"{cc} -shared"
     paths = sysconfig.get_paths()
-    includes = tuple(dict.fromkeys(p for p in (paths.get("include"), paths.get("platinclude")) if p))
+    # NumPy's headers: compiled operators read array elements through its C API (transform.py)
+    includes = tuple(dict.fromkeys(p for p in (paths.get("include"), paths.get("platinclude"),
+                                               numpy.get_include()) if p))
     return Toolchain(tuple(shlex.split(cc)), tuple(shlex.split(ldshared)), CFLAGS, includes)
 
 

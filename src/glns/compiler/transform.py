@@ -20,16 +20,31 @@ comments are lost (``ast.unparse``).
 Not guarded against recursion: lambdas (an expression cannot hold ``try``/``finally``) and
 generators and coroutines (their frames are suspended, so depth brackets would not nest); they
 still check signals.
+
+Element reads are rewritten too, with or without checks: every ``x[i]`` and ``x[i, j]`` that
+is read (not assigned, deleted or annotated) becomes a call of a C helper, and so does every
+one-argument call ``m.array(x)``, ``m.argmin(x)``, ``m.argmax(x)``. The helpers
+(:data:`READS_HEADER`, ``reads.h``) have direct paths for what operators do in inner loops:
+a list or tuple item or an element of a float64/int64 NumPy array at exact ``int`` indices,
+advanced indexing with 1-D int64 index arrays (``d[prev, c]``), ``np.array`` of a list of
+ints or floats, ``np.argmin``/``np.argmax`` of a 1-D array. Anything else (slices, other
+types and dtypes, out of bounds, another function) does exactly what the expression does. An
+operator written in NumPy style (``d = np.asarray(problem_data["distance_matrix"])``, then
+``d[a, b]``) runs several times faster this way. The one difference from NumPy: an element
+read this way, and the index argmin/argmax return, is a Python ``float`` or ``int``, not a
+NumPy scalar (as in the python view), so a compiled form is taken only where its outputs are
+identical (:mod:`glns.operators.probe`).
 """
 
 from __future__ import annotations
 
 import ast
 import re
+from pathlib import Path
 
 from glns.policy import parse_source
 
-__all__ = ["RUNTIME_MODULE", "RUNTIME_PXD", "transform"]
+__all__ = ["RUNTIME_MODULE", "RUNTIME_PXD", "READS_FILE", "READS_HEADER", "transform"]
 
 #: name of the .pxd holding the check helpers, written next to the module being compiled
 RUNTIME_MODULE = "_glns_rt"
@@ -55,7 +70,34 @@ cdef inline int enter() except -1:
 
 cdef inline void leave() noexcept:
     Py_LeaveRecursiveCall()
+
+cdef extern from "_glns_reads.h":
+    int glns_arrays() except -1
+    object glns_at1(object a, object i)
+    object glns_at2(object a, object i, object j)
+    object glns_call1(object f, object x)
+
+# 1, after NumPy's C API is loaded for at1/at2 (once per module, at its import)
+cdef inline int arrays() except -1:
+    glns_arrays()
+    return 1
+
+# x[i], with direct reads for exact ints (see the module doc of glns.compiler.transform)
+cdef inline object at1(object x, object i):
+    return glns_at1(x, i)
+
+# x[i, j], likewise
+cdef inline object at2(object x, object i, object j):
+    return glns_at2(x, i, j)
+
+# f(x) for a call module.function(x), with np.array/np.argmin/np.argmax direct on small data
+cdef inline object call1(object f, object x):
+    return glns_call1(f, x)
 """
+
+#: the C helpers of at1/at2/call1, written next to the module being compiled as READS_FILE
+READS_FILE = "_glns_reads.h"
+READS_HEADER = (Path(__file__).parent / "reads.h").read_text(encoding="utf-8")
 
 _CODING_COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)
 
@@ -63,18 +105,30 @@ _CODING_COOKIE = re.compile(r"^[ \t\f]*#.*?coding[:=]", re.MULTILINE)
 def transform(source: str, *, signal_checks: bool = True) -> str:
     """The module source handed to Cython for operator `source` (which must parse).
 
-    Without signal checks the source is returned unchanged except for a PEP 263 coding line,
-    which is neutralised: the file Cython reads is always written as UTF-8.
+    A source without element reads, compiled without signal checks, is returned unchanged
+    except for a PEP 263 coding line, which is neutralised: the file Cython reads is always
+    written as UTF-8.
     """
     tree = parse_source(source)
-    if not signal_checks:
-        return _neutralise_coding(source)
     used = _identifiers(tree)
-    names = {helper: _fresh(f"_glns_{helper}", used) for helper in ("tick", "enter", "leave")}
-    _Instrument(names).visit(tree)
+    names = {helper: _fresh(f"_glns_{helper}", used) for helper in ("at1", "at2", "call1")}
+    reads = _ElementReads(names)
+    reads.visit(tree)
+    if not signal_checks and not reads.rewritten:
+        return _neutralise_coding(source)
+    if signal_checks:
+        names.update({helper: _fresh(f"_glns_{helper}", used) for helper in ("tick", "enter", "leave")})
+        _Instrument(names).visit(tree)
+    if reads.rewritten:
+        names["arrays"] = _fresh("_glns_arrays", used)
+    else:
+        del names["at1"], names["at2"], names["call1"]
     imports = ", ".join(f"{helper} as {alias}" for helper, alias in names.items())
-    cimport = parse_source(f"from cython.cimports.{RUNTIME_MODULE} import {imports}").body[0]
-    tree.body.insert(_preamble_length(tree), cimport)
+    header = [parse_source(f"from cython.cimports.{RUNTIME_MODULE} import {imports}").body[0]]
+    if reads.rewritten:
+        header.append(parse_source(f"{names['arrays']}()").body[0])
+    start = _preamble_length(tree)
+    tree.body[start:start] = header
     ast.fix_missing_locations(tree)
     return ast.unparse(tree) + "\n"
 
@@ -179,3 +233,67 @@ class _Instrument(ast.NodeTransformer):
         return node
 
     visit_AsyncFunctionDef = visit_FunctionDef
+
+
+#: functions whose one-argument calls (``np.array(x)``, ...) go through call1: it recognises
+#: NumPy's own by identity at run time, so any module name and any other function are fine
+_CALLS_WITH_DIRECT_PATHS = frozenset({"array", "argmin", "argmax"})
+
+
+class _ElementReads(ast.NodeTransformer):
+    """``x[i]`` -> ``at1(x, i)`` and ``x[i, j]`` -> ``at2(x, i, j)`` where the subscript is read
+    and its index holds no slice or starred item; annotations are left alone."""
+
+    def __init__(self, names: dict[str, str]) -> None:
+        self.names = names
+        self.rewritten = 0
+
+    def visit_Subscript(self, node: ast.Subscript) -> ast.AST:
+        self.generic_visit(node)
+        if not isinstance(node.ctx, ast.Load):
+            return node
+        index = node.slice
+        if isinstance(index, ast.Tuple):
+            if len(index.elts) != 2 or any(isinstance(e, (ast.Slice, ast.Starred)) for e in index.elts):
+                return node
+            helper, args = "at2", [node.value, *index.elts]
+        elif isinstance(index, (ast.Slice, ast.Starred)):
+            return node
+        else:
+            helper, args = "at1", [node.value, index]
+        self.rewritten += 1
+        call = ast.Call(func=ast.Name(id=self.names[helper], ctx=ast.Load()), args=args, keywords=[])
+        return ast.copy_location(call, node)
+
+    def visit_Call(self, node: ast.Call) -> ast.AST:
+        self.generic_visit(node)
+        func = node.func
+        if isinstance(func, ast.Attribute) and func.attr in _CALLS_WITH_DIRECT_PATHS \
+                and isinstance(func.value, ast.Name) and len(node.args) == 1 \
+                and not isinstance(node.args[0], ast.Starred) and not node.keywords:
+            self.rewritten += 1
+            call = ast.Call(func=ast.Name(id=self.names["call1"], ctx=ast.Load()),
+                            args=[func, node.args[0]], keywords=[])
+            return ast.copy_location(call, node)
+        return node
+
+    def _skip_annotations(self, node: ast.AST, *annotations: str) -> ast.AST:
+        for field_name, value in ast.iter_fields(node):
+            if field_name in annotations:
+                continue
+            if isinstance(value, list):
+                setattr(node, field_name, [self.visit(v) if isinstance(v, ast.AST) else v for v in value])
+            elif isinstance(value, ast.AST):
+                setattr(node, field_name, self.visit(value))
+        return node
+
+    def visit_arg(self, node: ast.arg) -> ast.AST:
+        return node
+
+    def visit_FunctionDef(self, node):
+        return self._skip_annotations(node, "returns")
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> ast.AST:
+        return self._skip_annotations(node, "annotation")
