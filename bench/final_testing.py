@@ -12,12 +12,15 @@ operators, passed as the module: the run uses all ten (its populations), as
 
 Modes, each in its own fresh pool and in alternation (``--rounds``):
 
-- ``on``: the defaults (views negotiated; compiled twins: the export is compiled into the
-  cache first by ``glns compile``-equivalent calls, timed separately, as a user would run
-  ``glns compile`` once);
+- ``cold``: the defaults on an empty compile cache and no kept decisions (a new machine): the
+  caller builds the compiled twins in the background while the workers start interpreted and
+  decide each operator's form on its first calls;
+- ``warm``: the defaults with the twins in the cache and the forms decided by an earlier run
+  kept (after ``glns compile`` and one run): the workers negotiate nothing;
 - ``off``: ``views="numpy", compile="off"`` (glns without negotiated views and compiled twins).
 
-Every mode must give the same costs (checked). Usage::
+Printed per mode: the wall time, and the wall time of each worker's first task (instances 0
+and 1 with two workers) against the median task. Every mode must give the same costs (checked). Usage::
 
     python bench/final_testing.py                         # both sets, 64 instances, 2 workers
     python bench/final_testing.py --sets paper-style --instances 16 --rounds 1
@@ -26,6 +29,7 @@ Every mode must give the same costs (checked). Usage::
 from __future__ import annotations
 
 import argparse
+import os
 import statistics
 import tempfile
 import time
@@ -41,7 +45,7 @@ from glns.evolution.population import Member
 from glns.offline_llm import paper_style
 from glns.offline_llm.corpus import good_entries
 
-MODES = {"on": dict(), "off": dict(views="numpy", compile="off")}
+MODES = {"cold": dict(), "warm": dict(), "off": dict(views="numpy", compile="off")}
 
 
 def export(path: Path, style: str) -> Path:
@@ -73,29 +77,44 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as tmp:
             path = export(Path(tmp) / "best_operators.py", style)
             module = load_module(path)
+            warm_dir = tempfile.mkdtemp(prefix="glns-warm-")
+            os.environ.update(GLNS_CACHE_DIR=warm_dir, GLNS_DECISION_DIR=warm_dir + "/decisions")
             t0 = time.perf_counter()
             builds = [compiler.compile_source(op.source) for op in module.DESTROY + module.REPAIR]
             print(f"\n{style}: compile {time.perf_counter() - t0:.1f} s for 10 operators "
-                  f"({sum(b.status == 'cached' for b in builds)} already cached, "
-                  f"{sum(not b.ok for b in builds)} failed)")
+                  f"({sum(not b.ok for b in builds)} failed)")
+            solve_many(instances[:2], module, iterations=args.iterations, seed=1,   # keeps the decisions
+                       params=glns.SolveParams.paper(), workers=args.workers, progress=False)
             walls: dict[str, list[float]] = {m: [] for m in MODES}
+            firsts: dict[str, list[float]] = {m: [] for m in MODES}
             costs: dict[str, list[float]] = {}
             forms = None
             for _ in range(args.rounds):
                 for mode, settings in MODES.items():
+                    where = tempfile.mkdtemp(prefix="glns-cold-") if mode == "cold" else warm_dir
+                    os.environ.update(GLNS_CACHE_DIR=where, GLNS_DECISION_DIR=where + "/decisions")
                     params = glns.SolveParams.paper(**settings)
                     t0 = time.perf_counter()
                     results = solve_many(instances, module, iterations=args.iterations, seed=1,
                                          params=params, workers=args.workers, progress=False)
                     walls[mode].append(time.perf_counter() - t0)
+                    task = statistics.median(r.runtime for r in results)
+                    firsts[mode].append(max(r.runtime for r in results[:args.workers]) / task)
                     got = [r.cost for r in results]
                     assert costs.setdefault(mode, got) == got
-                    if mode == "on":
+                    print(f"  {mode}: {walls[mode][-1]:.1f} s; first task of each worker "
+                          f"{', '.join(f'{r.runtime:.2f}' for r in results[:args.workers])} s, "
+                          f"median task {task:.2f} s")
+                    if mode == "warm":
                         forms = {s.name: s.form for s in results[0].destroy_stats + results[0].repair_stats}
-            assert costs["on"] == costs["off"], "views/compilation changed a result"
-            on, off = statistics.median(walls["on"]), statistics.median(walls["off"])
-            print(f"{style}: off {off:.1f} s, on {on:.1f} s (medians of {args.rounds}); "
-                  f"off / on = {off / on:.2f}x; identical costs (mean {statistics.mean(costs['on']):.4f})")
+            assert costs["warm"] == costs["off"] == costs["cold"], "views/compilation changed a result"
+            off = statistics.median(walls["off"])
+            for mode in ("cold", "warm"):
+                on = statistics.median(walls[mode])
+                print(f"{style} {mode}: off {off:.1f} s, {mode} {on:.1f} s (medians of {args.rounds}); "
+                      f"off / {mode} = {off / on:.2f}x; slowest first task / median task "
+                      f"{statistics.median(firsts[mode]):.2f}")
+            print(f"{style}: identical costs (mean {statistics.mean(costs['off']):.4f})")
             print(f"{style}: forms {forms}")
 
 

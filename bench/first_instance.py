@@ -1,13 +1,18 @@
 """The first instance of a fresh process against the later ones: what recording and choosing
 each Python operator's form costs (docs/fast-operators.md).
 
-Each round starts a new Python process that solves N instances one after the other with the
+Each round starts new Python processes that solve N instances one after the other with the
 same 5 + 5 Python operators (their compiled twins already in the cache, as after a first run or
-``glns compile``), and reports the wall time of each instance. The first instance records every
-operator's first calls, replays them in the other forms and switches; the later ones start in
-the chosen forms. Printed: per round the first instance's time over the median of the later
-ones, then the median of that ratio over the rounds, and the same for the plain settings
-(``views="numpy", compile="off"``) as the control.
+``glns compile``), and reports the wall time of each instance. Three settings:
+
+- ``kept``: the defaults, with the forms an earlier process decided kept on disk
+  (``GLNS_DECISION_DIR``, filled once before the rounds): every process after the first;
+- ``fresh``: the defaults with no kept decision (an empty ``GLNS_DECISION_DIR``): the first
+  instance records every operator's first calls, replays them in the other forms and switches;
+- ``plain``: ``views="numpy", compile="off"``, the control.
+
+Printed: per round the first instance's time over the median of the later ones, then the
+median of that ratio over the rounds.
 
     python bench/first_instance.py                       # paper-style CVRP100, 500 iterations
     python bench/first_instance.py --set corpus --rounds 3
@@ -18,8 +23,10 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
+import os
 import subprocess
 import sys
+import tempfile
 
 CHILD = r"""
 import json, sys, time
@@ -65,13 +72,20 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
     _warm_cache(args.set)
-    ratios: dict[str, list[float]] = {"defaults": [], "plain": []}
+    kept = tempfile.mkdtemp(prefix="glns-decisions-")
+
+    def child(mode: str) -> dict:
+        env = dict(os.environ, GLNS_DECISION_DIR=kept if mode == "kept" else tempfile.mkdtemp())
+        out = subprocess.run([sys.executable, "-c", CHILD, args.set, str(args.instances),
+                              str(args.iterations), "1" if mode == "plain" else "0"],
+                             capture_output=True, text=True, check=True, env=env)
+        return json.loads(out.stdout.strip().splitlines()[-1])
+
+    child("kept")   # the process that decides and keeps the decisions
+    ratios: dict[str, list[float]] = {"kept": [], "fresh": [], "plain": []}
     for rnd in range(args.rounds):
-        for mode in ("defaults", "plain"):
-            out = subprocess.run([sys.executable, "-c", CHILD, args.set, str(args.instances),
-                                  str(args.iterations), "1" if mode == "plain" else "0"],
-                                 capture_output=True, text=True, check=True)
-            run = json.loads(out.stdout.strip().splitlines()[-1])
+        for mode in ratios:
+            run = child(mode)
             first, later = run["times"][0], statistics.median(run["times"][1:])
             ratios[mode].append(first / later)
             print(f"round {rnd + 1} {mode}: first {first:.3f} s, later median {later:.3f} s, "

@@ -3,7 +3,8 @@
 The tests never touch the user's compiled-operator cache: the session gets a private one
 (``GLNS_CACHE_DIR``, inherited by every worker process), and ``GLNS_COMPILE=cached`` keeps the
 default ``compile="auto"`` from starting builds in tests that are not about compiling (those
-that are set ``compile="wait"`` or call ``glns.compiler`` themselves).
+that are set ``compile="wait"`` or call ``glns.compiler`` themselves). Form decisions are kept
+per test (``GLNS_DECISION_DIR``, emptied before each test).
 """
 
 import os
@@ -16,9 +17,24 @@ import pytest
 _CACHE = tempfile.mkdtemp(prefix="glns-test-cache-")
 os.environ["GLNS_CACHE_DIR"] = _CACHE
 os.environ.setdefault("GLNS_COMPILE", "cached")
+# (one directory for the session: worker processes, forked from a server started by any test,
+# see the same one; each test empties it)
+_DECISIONS = os.path.join(_CACHE, "test-decisions")
+os.environ["GLNS_DECISION_DIR"] = _DECISIONS
 
 import glns
 from glns import datasets
+
+
+@pytest.fixture(autouse=True)
+def _own_decisions(monkeypatch):
+    """Each test starts with no kept form decisions (glns.operators.decisions): tests that
+    negotiate, or change what a negotiation takes, see their own decisions only."""
+    from glns.operators import decisions
+
+    shutil.rmtree(_DECISIONS, ignore_errors=True)
+    monkeypatch.setattr(decisions, "_OFFERED", {})
+    monkeypatch.setattr(decisions, "_NEW", {})
 
 
 def make_tsp(n: int, seed: int) -> glns.TSP:

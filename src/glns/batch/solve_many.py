@@ -37,7 +37,9 @@ from glns.rng import run_seed
 from glns.monitor import Callbacks, split_stop
 from glns.solve import trace_limit_of, stop_settings
 from glns.sandbox.confine import sandbox_confinement
-from glns.sandbox.evaluation import failure_message, operator_wires, solve_task, solve_tasks
+from glns.executors.channel import accepts_events
+from glns.operators import decisions
+from glns.sandbox.evaluation import decision_ids, failure_message, operator_wires, solve_task, solve_tasks
 from glns.sandbox.run_events import RunEvents, built_in_only, callbacks_per_run
 
 __all__ = ["solve_many", "run_solve_tasks", "TaskFailure", "BatchError", "RETRYABLE", "NO_DEADLINE"]
@@ -257,7 +259,7 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
     tasks = solve_tasks(instances, seeds, wires, iterations, params, time_limit, no_improvement,
                         built_in or None, statistics)
     if listens:
-        tasks = [task + (events.wants(i),) for i, task in enumerate(tasks)]
+        tasks = [task[:11] + (events.wants(i),) + task[12:] for i, task in enumerate(tasks)]
     report = _ProgressLine(len(tasks)) if progress is True else (progress or None)
     # the arguments are all checked: only now start workers (or a Ray runtime) if needed
     with contextlib.nullcontext(executor) if executor is not None \
@@ -324,8 +326,12 @@ def run_solve_tasks(ex: Executor, tasks: list[tuple], seeds: list[int], deadline
                 raise KeyboardInterrupt     # the run was stopped by Ctrl-C: so is the batch
 
         try:
-            listen = {} if events is None else \
-                {"on_event": lambda j, event, pending=pending: events(pending[j], event)}
+            inner = None if events is None else \
+                (lambda j, event, pending=pending: events(pending[j], event))
+            # (an executor that takes no events, e.g. Ray's, keeps its actors' decisions to
+            # them; its tasks still carry the ones known here)
+            listen = {"on_event": decisions.listener(decision_ids(tasks), inner)} \
+                if accepts_events(ex) else {}
             answers = ex.map(solve_task, [tasks[i] for i in pending], timeout=[deadlines[i] for i in pending],
                              on_result=on_result, **listen)
         except KeyboardInterrupt:

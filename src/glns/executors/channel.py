@@ -20,10 +20,11 @@ Outside such a task :func:`current` is None and a task runs without reporting.
 from __future__ import annotations
 
 import contextlib
+import inspect
 from typing import Any, Callable, Iterator
 
 __all__ = ["Channel", "PipeChannel", "DirectChannel", "current", "using", "EVENT", "STOP",
-           "is_event", "EventHandler"]
+           "is_event", "EventHandler", "accepts_events"]
 
 #: the tag of an event message on a worker's pipe
 EVENT = "glns-event"
@@ -98,3 +99,12 @@ def using(channel: Channel | None) -> Iterator[None]:
 def is_event(message: Any) -> bool:
     """Whether a message read from a worker's pipe is an event rather than an answer."""
     return type(message) is tuple and len(message) == 2 and message[0] == EVENT
+
+
+def accepts_events(executor: Any) -> bool:
+    """Whether ``executor.map`` takes ``on_event`` (a WorkerPool's and a SerialExecutor's do;
+    a Ray executor's, or a map of the caller's own, may not)."""
+    try:
+        return "on_event" in inspect.signature(executor.map).parameters
+    except (TypeError, ValueError):
+        return False

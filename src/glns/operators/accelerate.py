@@ -15,7 +15,9 @@ When a Python operator is bound to a problem (:meth:`glns.operators.Operator.bin
    records it (``OperatorStats.form`` / ``form_reason``).
 
 Decisions are cached per process by operator, problem kind and what is available, so a sandbox
-worker records and negotiates an operator once, not once per instance. Nothing here changes
+worker records and negotiates an operator once, not once per instance; and kept on disk and
+carried by tasks (:mod:`glns.operators.decisions`), so that a later process or another worker
+adopts them and negotiates nothing. Nothing here changes
 what the core validates: every call's output is still checked before it reaches the solver's
 data. See docs/fast-operators.md.
 """
@@ -37,6 +39,7 @@ from typing import Any, Callable
 
 import numpy as np
 
+from glns.operators import decisions
 from glns.operators.bridge import OPERATOR_GLOBALS, BoundPythonOperator, limit_stops_compiled_code
 from glns.policy import parse_source, policy_violation
 from glns.params import COMPILE_SETTINGS
@@ -45,7 +48,7 @@ from glns.operators.spec import DEPLOY_MARK, deployed_source
 from glns.operators.views import MAX_PYTHON_VIEW_NODES, view_data, view_of_matrix
 
 __all__ = ["bind_python", "accelerate_settings", "compilable_source", "precompile", "ENV_SWITCH",
-           "Recording", "RECORD_CALLS", "RECORD_SECONDS"]
+           "Recording", "RECORD_CALLS", "RECORD_SECONDS", "negotiations"]
 
 logger = logging.getLogger(__name__)
 
@@ -426,16 +429,55 @@ def _cached_decision(key: tuple) -> Negotiation | None:
     return None if hit is None else hit[0]
 
 
+_NEGOTIATED = [0]
+
+
+def negotiations() -> int:
+    """How many forms this process negotiated (recorded calls replayed, probes run); decisions
+    found in this process, on disk or in a task are not counted."""
+    return _NEGOTIATED[0]
+
+
+def _stored_place(op: Any, problem: Any, views: str, compiled: Callable | None) -> tuple[str, str] | None:
+    """(operator id, context) under which op's decision on problem's kind is kept, or None for
+    an operator without source (a decision on it lives only in this process)."""
+    op_id = _static_facts(op)[4]
+    if op_id is None:
+        return None
+    python_ok = problem.n_nodes <= MAX_PYTHON_VIEW_NODES
+    entry = _static_facts(op)[1] or ""
+    return (op_id, decisions.context_key(entry, op.kind, problem.kind, op.convention, views, python_ok,
+                                         compiled is not None))
+
+
+def _stored_decision(op: Any, problem: Any, views: str, compiled: Callable | None,
+                     key: tuple) -> Negotiation | None:
+    """The decision made earlier in another process (on disk, or carried by this task), now
+    also cached in this process; None when there is none."""
+    place = _stored_place(op, problem, views, compiled)
+    hit = None if place is None else decisions.lookup(*place)
+    if hit is None:
+        return None
+    label, reason = hit
+    form = Form(label.split("+")[-1], label.startswith("compiled+"))
+    if form.compiled and compiled is None:
+        return None
+    decision = Negotiation(form, (), f"{reason} (decided earlier, adopted without probes)")
+    _remember(_DECISIONS, key, (decision, op.func))
+    return decision
+
+
 def _decide(op: Any, problem: Any, views: str, compiled: Callable | None, timeout: float | None,
             op_key: tuple, recorded: list[RecordedCall] | None) -> Negotiation:
     """The form of op on problem's kind, from its recorded calls (or, for a forced python view,
     the synthetic probes); cached per process."""
     key = _decision_key(op, problem, views, compiled, op_key)
-    hit = _cached_decision(key)
+    hit = _cached_decision(key) or _stored_decision(op, problem, views, compiled, key)
     if hit is not None:
         return hit
     python_ok = key[5]
     candidates = _candidates(op, problem, views, compiled)
+    negotiated = bool(candidates) and (views == "python" and python_ok or bool(recorded))
     if views == "python" and python_ok:
         forced = Form("python")
         decision = negotiate(op.func, op.kind, problem, op.convention,
@@ -450,6 +492,11 @@ def _decide(op: Any, problem: Any, views: str, compiled: Callable | None, timeou
             f"more than {MAX_PYTHON_VIEW_NODES} nodes" if not python_ok else "nothing else to try"
         decision = Negotiation(Form("numpy"), (), f"numpy arrays ({why})")
     _remember(_DECISIONS, key, (decision, op.func))  # (keeps func alive: see _operator_key)
+    if negotiated:
+        _NEGOTIATED[0] += 1
+        place = _stored_place(op, problem, views, compiled)
+        if place is not None:
+            decisions.remember(*place, decision.chosen.label(), decision.reason)
     logger.debug("%s operator %r on %s runs as %s: %s", op.kind, op.name, problem.kind,
                  decision.chosen.label(), decision.reason)
     return decision
@@ -529,6 +576,8 @@ class _Pending:
         #: why it is not compiled, said after whatever form is chosen (setting_note: because of
         #: where it runs, said whether or not it is compiled)
         self.note = self.setting_note = ""
+        #: said once the run switched to a compiled twin that landed during it
+        self.switched = ""
 
     def start_recording(self, bound: BoundPythonOperator) -> None:
         self.recording = Recording(self.problem)
@@ -554,9 +603,16 @@ class _Pending:
                     bound.upgrade = self if self.recording is not None else None
                     return
             else:
-                switched = " (switched to after the background build, during the run)"
-        if self.recording is None:      # decided at binding: record now, for the new candidates
-            self.start_recording(bound)
+                switched = self.switched = " (switched to after the background build, during the run)"
+        if self.recording is None:      # decided at binding: now with the twin decided too?
+            key = _decision_key(self.op, self.problem, self.views, self.compiled, self.op_key)
+            known = _cached_decision(key) or \
+                _stored_decision(self.op, self.problem, self.views, self.compiled, key)
+            if known is not None:
+                _apply(bound, self.op, self.problem, known, self.compiled)
+                bound.form_reason += self.switched + self.setting_note
+                return
+            self.start_recording(bound)  # no: record now, for the new candidates
             return
         if not self.recording.enough():  # (a build that landed early waits for the evidence)
             bound.upgrade = self
@@ -568,7 +624,7 @@ class _Pending:
         decision = _decide(self.op, self.problem, self.views, self.compiled, self.timeout, self.op_key,
                            self.recording.calls)
         _apply(bound, self.op, self.problem, decision, self.compiled)
-        bound.form_reason += (self.note if self.compiled is None else "") + switched + self.setting_note
+        bound.form_reason += (self.note if self.compiled is None else "") + self.switched + self.setting_note
         if self.build is not None:      # still building: decide again when it is ready
             bound.upgrade = self
 
@@ -584,16 +640,18 @@ def _apply(bound: BoundPythonOperator, op: Any, problem: Any, decision: Negotiat
 _STATIC: dict[tuple, tuple] = {}
 
 
-def _static_facts(op: Any) -> tuple[str | None, str | None, str, str | None]:
-    """(source, entry, why not compilable, why not probed) of op, computed once per operator:
+def _static_facts(op: Any) -> tuple[str | None, str | None, str, str | None, str | None]:
+    """(source, entry, why not compilable, why not probed, id of its kept decisions) of op,
+    computed once per operator:
     a sandbox worker binds the same operator to every instance of every episode."""
     key = _operator_key(op)
     facts = _STATIC.get(key)
     if facts is None:
         source, entry, why_not = compilable_source(op)
-        facts = (source, entry, why_not, stateful_reason(source, op.func), op.func)
+        op_id = None if source is None or entry is None else decisions.operator_id(source)
+        facts = (source, entry, why_not, stateful_reason(source, op.func), op_id, op.func)
         _remember(_STATIC, key, facts)
-    return facts[:4]
+    return facts[:5]
 
 
 def bind_python(op: Any, problem: Any, timeout: float | None, params: Any) -> BoundPythonOperator:
@@ -616,7 +674,7 @@ def _bind(op: Any, problem: Any, timeout: float | None, views: str, mode: str,
     if views == "numpy" and mode == "off":
         bound.form_reason = "numpy arrays (views='numpy', compile='off')"
         return bound
-    source, entry, why_not, state = _static_facts(op)
+    source, entry, why_not, state, _ = _static_facts(op)
     if state is not None:  # probe calls could change what it does later: no probes
         if views == "python" and problem.n_nodes <= MAX_PYTHON_VIEW_NODES:
             _apply(bound, op, problem, Negotiation(Form("python"), (), "python view forced (views='python'), "
@@ -639,7 +697,7 @@ def _bind(op: Any, problem: Any, timeout: float | None, views: str, mode: str,
             note = f"; {build.error}"
     pending = _Pending(op, problem, views, timeout, None if ready_at_bind else build, compiled, op_key)
     key = _decision_key(op, problem, views, compiled, op_key)
-    decision = _cached_decision(key)
+    decision = _cached_decision(key) or _stored_decision(op, problem, views, compiled, key)
     forced = views == "python" and key[5]
     if decision is None and (forced or not _candidates(op, problem, views, compiled)):
         decision = _decide(op, problem, views, compiled, timeout, op_key, None)

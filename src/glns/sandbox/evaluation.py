@@ -23,8 +23,8 @@ import numpy as np
 from glns.checks import check_count, check_seed
 from glns.exceptions import OperatorError
 from glns.executors import Executor, TaskResult, WorkerPool
-from glns.executors.channel import current as current_channel
-from glns.operators import Operator
+from glns.executors.channel import accepts_events, current as current_channel
+from glns.operators import Operator, decisions
 from glns.operators.accelerate import accelerate_settings, precompile
 from glns.operators.arguments import parse_per_kind
 from glns.operators.spec import PythonSource, is_module_spec, wires as wire_list
@@ -129,9 +129,16 @@ def solve_tasks(instances: Sequence[Problem], seeds: Sequence[int], wires: dict[
             default_d, default_r = default_portfolio(problem)
             d_wire = wire_list(default_d) if d_wire is None else d_wire
             r_wire = wire_list(default_r) if r_wire is None else r_wire
+        ids = decisions.wire_ids([*d_wire, *r_wire])
         tasks.append((key, spec, d_wire, r_wire, iterations, seed, params, time_limit, no_improvement,
-                      stop, statistics))
+                      stop, statistics, None, decisions.known(ids) if ids else None))
     return tasks
+
+
+def decision_ids(tasks: Sequence[tuple]) -> set[str]:
+    """The decision ids of the Python operators of solve_tasks' tasks: the only ones whose
+    decisions their workers may report (glns.operators.decisions.listener)."""
+    return {i for task in tasks for i in decisions.wire_ids([*task[2], *task[3]])}
 
 
 def failure_message(res: TaskResult, task_timeout: float) -> str:
@@ -179,13 +186,17 @@ def _build_operator(wire: tuple, kind: str, index: int) -> Operator:
 def solve_task(problem_key: str, problem_spec: tuple, destroy: list[tuple], repair: list[tuple],
                iterations: int | None, seed: int, params: SolveParams,
                time_limit: float | None = None, no_improvement: int | None = None, stop: Any = None,
-               statistics: str | int = "bounded", events: Wants | None = None) -> Result:
+               statistics: str | int = "bounded", events: Wants | None = None,
+               decided: dict | None = None) -> Result:
     """One glns.solve run (in a worker); instances and operators are cached by content, so a
     worker builds each instance and compiles each operator once over its life.
 
     events: what the run reports to the caller while it runs (glns.sandbox.run_events), over
-    the channel of its task; the caller may then stop it.
+    the channel of its task; the caller may then stop it. decided: the forms already decided
+    for its Python operators (glns.operators.decisions), adopted before they are bound; the
+    decisions the run makes and cannot store go back over the channel.
     """
+    decisions.offer(decided)
     problem = _cached(_PROBLEMS, problem_key, lambda: _build_problem(problem_spec))
     d_ops = [_cached(_OPERATORS, ("destroy", w), lambda w=w, i=i: _build_operator(w, "destroy", i))
              for i, w in enumerate(destroy)]
@@ -200,9 +211,15 @@ def solve_task(problem_key: str, problem_spec: tuple, destroy: list[tuple], repa
                 iterations is None and time_limit is None and no_improvement is None:
             iterations = DEFAULT_ITERATIONS     # what glns.solve does without stop=
         stop = [*built_in_only(stop)[0], poll]
-    return solve(problem, d_ops, r_ops, iterations=iterations, time_limit=time_limit,
-                 no_improvement=no_improvement, seed=seed, params=params, stop=stop, statistics=statistics,
-                 callbacks=callbacks)
+    try:
+        return solve(problem, d_ops, r_ops, iterations=iterations, time_limit=time_limit,
+                     no_improvement=no_improvement, seed=seed, params=params, stop=stop,
+                     statistics=statistics, callbacks=callbacks)
+    finally:
+        fresh = decisions.drain_new()
+        reply = current_channel()
+        if fresh and reply is not None:
+            reply.send((decisions.EVENT_TAG, fresh))
 
 
 # ============================================================================= parent side
@@ -257,7 +274,9 @@ def evaluate(instances: Sequence[Problem], destroy: Any, repair: Any, *,
     try:
         with contextlib.nullcontext(pool) if pool is not None else \
                 WorkerPool(sandbox=sandbox_confinement(sandbox)) as executor:
-            executor.map(solve_task, tasks, timeout=task_timeout, on_result=keep)
+            listen = {"on_event": decisions.listener(decision_ids(tasks))} \
+                if accepts_events(executor) else {}
+            executor.map(solve_task, tasks, timeout=task_timeout, on_result=keep, **listen)
     except KeyboardInterrupt:
         # the workers' tasks are abandoned (the pool restarts them); what finished is kept
         raise EvaluationInterrupted(_outcomes(answers, seeds, task_timeout)) from None
