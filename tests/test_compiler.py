@@ -461,6 +461,13 @@ def array_of(x):
     return a.dtype.str, a.tolist(), a.shape
 
 
+def sums(a, b):
+    out = []
+    for value in (a + b, a - b, b - a):
+        out.append((value.dtype.str, value.shape, value.tolist()) if isinstance(value, np.ndarray) else value)
+    return out, a + 1, 2 - b
+
+
 def ints(q, n):
     if q.ndim == 2:
         return [q[i, j] * q[-i, -j] for i in range(n) for j in range(n)]
@@ -477,7 +484,8 @@ def test_element_reads_rewritten_outside_stores_and_annotations():
     assert "d[1:2]" in out and "d[1, 2:3]" in out
     assert "_glns_at1(d, 0)[1] = _glns_at1(d, 2)" in out and "del d[0]" in out
     assert out.startswith("from cython.cimports._glns_rt import at1 as _glns_at1, at2 as _glns_at2, "
-                          "call1 as _glns_call1, arrays as _glns_arrays\n_glns_arrays()\n")
+                          "call1 as _glns_call1, plus as _glns_plus, minus as _glns_minus, "
+                          "arrays as _glns_arrays\n_glns_arrays()\n")
     calls = transform.transform("def f(a, b, d):\n    return np.array(a), np.argmin(b), np.argmax(b, axis=0), "
                                 "np.array(*a), np.sum(d), d.argmin(b)\n", signal_checks=False)
     assert "_glns_call1(np.array, a), _glns_call1(np.argmin, b), np.argmax(b, axis=0), np.array(*a), " \
@@ -534,3 +542,19 @@ def test_compiled_small_array_paths_equal_numpy(build):
         assert module.array_of(x) == plain["array_of"](x)
     with pytest.raises(ValueError):
         module.extremes(np.array([]))
+    x, y = np.array([1.5, -0.0, np.inf, 1e308]), np.array([2.25, 0.0, np.inf, 1e308])
+    for a, b in ((x, y), (x[::-1], y), (x, np.arange(4)), (x, y[:1]), (x, 2.0), ([1], [2]),
+                 ("a", "b"), (3, 4.5), (x.reshape(2, 2), y.reshape(2, 2)), (np.array([]), np.array([]))):
+        outcomes = []
+        for sums in (module.sums, plain["sums"]):
+            try:
+                with np.errstate(all="ignore"):
+                    outcomes.append(repr(sums(a, b)))
+            except TypeError as exc:
+                outcomes.append(f"TypeError: {exc}")
+        assert outcomes[0] == outcomes[1]
+    with pytest.raises(ValueError) as compiled_error:
+        module.sums(x, y[:3])
+    with pytest.raises(ValueError) as plain_error:
+        plain["sums"](x, y[:3])
+    assert str(compiled_error.value) == str(plain_error.value)

@@ -45,7 +45,7 @@ def _forget_in_process(monkeypatch) -> None:
 def test_store_round_trip_and_bad_files(tmp_path, monkeypatch):
     monkeypatch.setenv(decisions.ENV_DIR, str(tmp_path / "d"))
     op = decisions.operator_id("def f(): pass\n")
-    ctx = decisions.context_key("f", "repair", "cvrp", "data", "auto", True, False)
+    ctx = decisions.context_key("f", "repair", "cvrp", "data", "auto", True, "")
     assert decisions.lookup(op, ctx) is None
     assert decisions.save({op: {ctx: ("python", "faster")}})
     monkeypatch.setattr(decisions, "_OFFERED", {})

@@ -6,7 +6,8 @@
    array of another type or object of another class is NumPy's or Python's own business. The
    direct paths only read their inputs; results are new objects. Differences from NumPy: an
    element read is a Python float or int (not a NumPy scalar), as is the index argmin/argmax
-   return. */
+   return, and the sum or difference of two float64 vectors sets no floating-point warning
+   (the values are the same: one IEEE operation per element either way). */
 
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include "numpy/ndarrayobject.h"
@@ -236,4 +237,27 @@ static PyObject *glns_call1(PyObject *f, PyObject *x) {
         return glns_arg_extreme((PyArrayObject *)x, f == glns_np_argmax);
     }
     return PyObject_CallOneArg(f, x);
+}
+
+/* a + b (sub 0) or a - b (sub 1) for two 1-D float64 arrays of one length: a new array, as
+   NumPy's add/subtract give it; anything else is Python's own a + b / a - b */
+static PyObject *glns_plus_minus(PyObject *a, PyObject *b, int sub) {
+    if (Py_TYPE(a) == &PyArray_Type && Py_TYPE(b) == &PyArray_Type) {
+        PyArrayObject *x = (PyArrayObject *)a, *y = (PyArrayObject *)b, *out;
+        if (PyArray_NDIM(x) == 1 && PyArray_NDIM(y) == 1 && PyArray_TYPE(x) == NPY_FLOAT64
+                && PyArray_TYPE(y) == NPY_FLOAT64 && PyArray_DIM(x, 0) == PyArray_DIM(y, 0)) {
+            npy_intp n = PyArray_DIM(x, 0), t, sx = PyArray_STRIDE(x, 0), sy = PyArray_STRIDE(y, 0);
+            const char *px = PyArray_BYTES(x), *py = PyArray_BYTES(y);
+            npy_float64 *dst;
+            out = (PyArrayObject *)PyArray_SimpleNew(1, &n, NPY_FLOAT64);
+            if (out == NULL) return NULL;
+            dst = (npy_float64 *)PyArray_BYTES(out);
+            for (t = 0; t < n; t++) {
+                npy_float64 u = *(const npy_float64 *)(px + t * sx), v = *(const npy_float64 *)(py + t * sy);
+                dst[t] = sub ? u - v : u + v;
+            }
+            return (PyObject *)out;
+        }
+    }
+    return sub ? PyNumber_Subtract(a, b) : PyNumber_Add(a, b);
 }

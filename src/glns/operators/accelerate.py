@@ -441,13 +441,28 @@ def negotiations() -> int:
 def _stored_place(op: Any, problem: Any, views: str, compiled: Callable | None) -> tuple[str, str] | None:
     """(operator id, context) under which op's decision on problem's kind is kept, or None for
     an operator without source (a decision on it lives only in this process)."""
-    op_id = _static_facts(op)[4]
-    if op_id is None:
+    source, entry, _, _, op_id = _static_facts(op)
+    if op_id is None or source is None:
         return None
     python_ok = problem.n_nodes <= MAX_PYTHON_VIEW_NODES
-    entry = _static_facts(op)[1] or ""
-    return (op_id, decisions.context_key(entry, op.kind, problem.kind, op.convention, views, python_ok,
-                                         compiled is not None))
+    # a decision on a compiled twin holds for that build only (a new Cython, compiler or
+    # glns release builds another twin, which is decided afresh)
+    twin = _twin_key(op_id, source) if compiled is not None else ""
+    return (op_id, decisions.context_key(entry or "", op.kind, problem.kind, op.convention, views,
+                                         python_ok, twin))
+
+
+_TWIN_KEYS: dict[str, str] = {}
+
+
+def _twin_key(op_id: str, source: str) -> str:
+    """The compile-cache key of a source's twin, computed once per process."""
+    key = _TWIN_KEYS.get(op_id)
+    if key is None:
+        from glns import compiler
+
+        key = _TWIN_KEYS[op_id] = compiler.cache_key(source)
+    return key
 
 
 def _stored_decision(op: Any, problem: Any, views: str, compiled: Callable | None,

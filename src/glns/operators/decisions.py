@@ -15,7 +15,8 @@ a run. The decision holds for every instance of the problem kind, so it is kept:
 
 A decision is keyed by the operator (its source, with the versions of glns and NumPy, and its
 entry function) and by the context it was made in (operator and problem kind, calling convention,
-views setting, whether the python view fits, whether a compiled twin exists). It names a form
+views setting, whether the python view fits, and which compiled twin, if any: a new build is
+decided afresh). It names a form
 and says why; it cannot make an operator's output reach the solver unchecked, since every
 output is still validated, whatever form produced it.
 """
@@ -60,9 +61,10 @@ def operator_id(source: str) -> str:
 
 
 def context_key(entry: str, op_kind: str, problem_kind: str, convention: str, views: str,
-                python_ok: bool, compiled: bool) -> str:
-    """The operator (its entry function) and the context a decision was made in, as a key."""
-    return f"{entry}|{op_kind}|{problem_kind}|{convention}|{views}|{int(python_ok)}|{int(compiled)}"
+                python_ok: bool, twin: str) -> str:
+    """The operator (its entry function) and the context a decision was made in, as a key;
+    `twin` is the compile-cache key of the compiled twin it chose among, "" when none."""
+    return f"{entry}|{op_kind}|{problem_kind}|{convention}|{views}|{int(python_ok)}|{twin}"
 
 
 #: environment variable naming where decisions are kept (default: "decisions" in the compile cache)
