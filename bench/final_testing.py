@@ -29,23 +29,23 @@ and 1 with two workers) against the median task. Every mode must give the same c
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
 
-import glns
 from glns import compiler
-from glns.batch import solve_many
-from glns.datasets import paper_instances
 from glns.evolution import load_module
 from glns.evolution.export import export_module
 from glns.evolution.population import Member
 from glns.offline_llm import paper_style
 from glns.offline_llm.corpus import good_entries
 
-MODES = {"cold": dict(), "warm": dict(), "off": dict(views="numpy", compile="off")}
+MODES = ("cold", "warm", "off")
 
 
 def export(path: Path, style: str) -> Path:
@@ -62,6 +62,35 @@ def export(path: Path, style: str) -> Path:
     return export_module(path, members["destroy"], members["repair"], None, {"problem": "cvrp"})
 
 
+CHILD = r"""
+import json, sys, time
+import glns
+from glns.batch import solve_many
+from glns.datasets import paper_instances
+from glns.evolution import load_module
+path, n, iterations, workers, plain = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4]), sys.argv[5] == "1"
+params = glns.SolveParams.paper(views="numpy", compile="off") if plain else glns.SolveParams.paper()
+module = load_module(path)
+t0 = time.perf_counter()
+results = solve_many(paper_instances("cvrp", 100)[:n], module, iterations=iterations, seed=1, params=params,
+                     workers=workers, progress=False)
+print(json.dumps({"wall": time.perf_counter() - t0, "runtimes": [r.runtime for r in results],
+                  "costs": [r.cost for r in results],
+                  "forms": {s.name: s.form for s in results[0].destroy_stats + results[0].repair_stats}}))
+"""
+
+
+def run(path: Path, args: argparse.Namespace, mode: str, cache: str, instances: int | None = None) -> dict:
+    """One solve_many in a new process whose workers (forked from a server of that process)
+    see the cache directory `cache` (a worker pool keeps the environment it started with)."""
+    env = dict(os.environ, GLNS_CACHE_DIR=cache, GLNS_DECISION_DIR=cache + "/decisions")
+    env.pop("GLNS_COMPILE", None)
+    out = subprocess.run([sys.executable, "-c", CHILD, str(path), str(instances or args.instances),
+                          str(args.iterations), str(args.workers), "1" if mode == "off" else "0"],
+                         capture_output=True, text=True, check=True, env=env)
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sets", nargs="+", default=["corpus", "paper-style"], choices=["corpus", "paper-style"])
@@ -70,43 +99,35 @@ def main() -> None:
     ap.add_argument("--workers", type=int, default=2)
     ap.add_argument("--rounds", type=int, default=2, help="timed runs per mode, alternating")
     args = ap.parse_args()
-    instances = paper_instances("cvrp", 100)[: args.instances]
     print(f"{args.instances} x CVRP100 x {args.iterations} iterations, paper preset, "
           f"{args.workers} worker(s); compiler: {compiler.unavailable_reason() or 'available'}")
     for style in args.sets:
         with tempfile.TemporaryDirectory() as tmp:
             path = export(Path(tmp) / "best_operators.py", style)
             module = load_module(path)
-            warm_dir = tempfile.mkdtemp(prefix="glns-warm-")
-            os.environ.update(GLNS_CACHE_DIR=warm_dir, GLNS_DECISION_DIR=warm_dir + "/decisions")
+            warm = tempfile.mkdtemp(prefix="glns-warm-")
             t0 = time.perf_counter()
-            builds = [compiler.compile_source(op.source) for op in module.DESTROY + module.REPAIR]
+            builds = [compiler.compile_source(op.source, cache_dir=warm) for op in module.DESTROY + module.REPAIR]
             print(f"\n{style}: compile {time.perf_counter() - t0:.1f} s for 10 operators "
                   f"({sum(not b.ok for b in builds)} failed)")
-            solve_many(instances[:2], module, iterations=args.iterations, seed=1,   # keeps the decisions
-                       params=glns.SolveParams.paper(), workers=args.workers, progress=False)
+            run(path, args, "warm", warm, instances=args.workers)   # decides, and keeps the decisions
             walls: dict[str, list[float]] = {m: [] for m in MODES}
             firsts: dict[str, list[float]] = {m: [] for m in MODES}
             costs: dict[str, list[float]] = {}
             forms = None
             for _ in range(args.rounds):
-                for mode, settings in MODES.items():
-                    where = tempfile.mkdtemp(prefix="glns-cold-") if mode == "cold" else warm_dir
-                    os.environ.update(GLNS_CACHE_DIR=where, GLNS_DECISION_DIR=where + "/decisions")
-                    params = glns.SolveParams.paper(**settings)
-                    t0 = time.perf_counter()
-                    results = solve_many(instances, module, iterations=args.iterations, seed=1,
-                                         params=params, workers=args.workers, progress=False)
-                    walls[mode].append(time.perf_counter() - t0)
-                    task = statistics.median(r.runtime for r in results)
-                    firsts[mode].append(max(r.runtime for r in results[:args.workers]) / task)
-                    got = [r.cost for r in results]
-                    assert costs.setdefault(mode, got) == got
-                    print(f"  {mode}: {walls[mode][-1]:.1f} s; first task of each worker "
-                          f"{', '.join(f'{r.runtime:.2f}' for r in results[:args.workers])} s, "
-                          f"median task {task:.2f} s")
+                for mode in MODES:
+                    got = run(path, args, mode, tempfile.mkdtemp(prefix="glns-cold-") if mode == "cold" else warm)
+                    walls[mode].append(got["wall"])
+                    task = statistics.median(got["runtimes"])
+                    head = got["runtimes"][:args.workers]
+                    firsts[mode].append(max(head) / task)
+                    assert costs.setdefault(mode, got["costs"]) == got["costs"]
+                    print(f"  {mode}: {got['wall']:.1f} s; first task of each worker "
+                          f"{', '.join(f'{t:.2f}' for t in head)} s, median task {task:.2f} s; "
+                          f"forms of the first task {sorted(got['forms'].values())}")
                     if mode == "warm":
-                        forms = {s.name: s.form for s in results[0].destroy_stats + results[0].repair_stats}
+                        forms = got["forms"]
             assert costs["warm"] == costs["off"] == costs["cold"], "views/compilation changed a result"
             off = statistics.median(walls["off"])
             for mode in ("cold", "warm"):
@@ -114,8 +135,7 @@ def main() -> None:
                 print(f"{style} {mode}: off {off:.1f} s, {mode} {on:.1f} s (medians of {args.rounds}); "
                       f"off / {mode} = {off / on:.2f}x; slowest first task / median task "
                       f"{statistics.median(firsts[mode]):.2f}")
-            print(f"{style}: identical costs (mean {statistics.mean(costs['off']):.4f})")
-            print(f"{style}: forms {forms}")
+            print(f"{style}: identical costs (mean {statistics.mean(costs['off']):.4f}); warm forms {forms}")
 
 
 if __name__ == "__main__":
