@@ -142,3 +142,26 @@ def test_pool_workers_negotiate_once_then_never(sandbox, monkeypatch):
     for a, b in zip(first, second):
         assert all(ADOPTED in why for why in _reasons(b.result)), _reasons(b.result)
         assert a.result.cost == b.result.cost and a.result.solution == b.result.solution
+
+
+def test_ray_actors_adopt_the_decisions_their_tasks_carry(tmp_path, monkeypatch):
+    """A Ray actor (here with a decision store of its own, empty, as on another machine)
+    negotiates nothing: the tasks carry the decisions the caller knows."""
+    ray = pytest.importorskip("ray")
+    _forget_in_process(monkeypatch)
+    d, r = _family()
+    params = glns.SolveParams.paper(**VIEWS_ONLY)
+    instances = [make_vrp(glns.CVRP, 30, s) for s in range(2)]
+    ops = ([from_source(s, "destroy") for s in d], [from_source(s, "repair") for s in r])
+    glns.solve(instances[0], *ops, iterations=60, seed=1, params=params)   # decides, keeps
+    elsewhere = tmp_path / "actor-store"
+    ray.init(num_cpus=1, include_dashboard=False, log_to_driver=False,
+             runtime_env={"env_vars": {decisions.ENV_DIR: str(elsewhere)}})
+    try:
+        results = glns.solve_many(instances, [PythonSource(s) for s in d], [PythonSource(s) for s in r],
+                                  iterations=60, params=params, backend="ray", workers=1, progress=False)
+    finally:
+        ray.shutdown()
+    for res in results:
+        assert all(ADOPTED in why for why in _reasons(res)), _reasons(res)
+    assert not elsewhere.exists()    # the actor wrote nothing: it decided nothing
