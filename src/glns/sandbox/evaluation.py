@@ -113,7 +113,8 @@ def solve_tasks(instances: Sequence[Problem], seeds: Sequence[int], wires: dict[
     With compile="auto" the compiled twins of Python operators are built here, in the caller,
     and the workers only take them from the cache (compile="cached"): a build thread in a
     worker would end the worker after its task (glns.executors.worker retires workers that
-    leave threads behind) and lose the build with it.
+    leave threads behind) and lose the build with it. Each task carries the form decisions
+    known here for its Python operators (glns.operators.decisions).
     """
     if accelerate_settings(params)[1] == "auto":
         for d_wire, r_wire in wires.values():
@@ -122,6 +123,7 @@ def solve_tasks(instances: Sequence[Problem], seeds: Sequence[int], wires: dict[
                     precompile(wire[1], params)
         params = dataclasses.replace(params, compile="cached")
     tasks = []
+    known: dict[tuple, dict | None] = {}
     for problem, seed in zip(instances, seeds):
         key, spec = _problem_wire(problem)
         d_wire, r_wire = wires[problem.kind]
@@ -129,9 +131,11 @@ def solve_tasks(instances: Sequence[Problem], seeds: Sequence[int], wires: dict[
             default_d, default_r = default_portfolio(problem)
             d_wire = wire_list(default_d) if d_wire is None else d_wire
             r_wire = wire_list(default_r) if r_wire is None else r_wire
-        ids = decisions.wire_ids([*d_wire, *r_wire])
+        ids = tuple(decisions.wire_ids([*d_wire, *r_wire]))
+        if ids not in known:    # (read once per operator set, not once per instance)
+            known[ids] = decisions.known(ids) if ids else None
         tasks.append((key, spec, d_wire, r_wire, iterations, seed, params, time_limit, no_improvement,
-                      stop, statistics, None, decisions.known(ids) if ids else None))
+                      stop, statistics, None, known[ids]))
     return tasks
 
 
