@@ -257,9 +257,7 @@ def solve_many(instances: Sequence[Problem], destroy: Any = None, repair: Any = 
         confinement = sandbox_confinement(sandbox, read_paths=_import_dirs(wires))
     seeds = [run_seed(seed, i) for i in range(len(instances))]
     tasks = solve_tasks(instances, seeds, wires, iterations, params, time_limit, no_improvement,
-                        built_in or None, statistics)
-    if listens:
-        tasks = [task[:11] + (events.wants(i),) + task[12:] for i, task in enumerate(tasks)]
+                        built_in or None, statistics, events.wants if listens else None)
     report = _ProgressLine(len(tasks)) if progress is True else (progress or None)
     # the arguments are all checked: only now start workers (or a Ray runtime) if needed
     with contextlib.nullcontext(executor) if executor is not None \

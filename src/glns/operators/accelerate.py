@@ -465,6 +465,13 @@ def _twin_key(op_id: str, source: str) -> str:
     return key
 
 
+def _known_decision(op: Any, problem: Any, views: str, compiled: Callable | None,
+                    op_key: tuple) -> tuple[tuple, Negotiation | None]:
+    """(cache key, the decision made earlier in this process or kept elsewhere, or None)."""
+    key = _decision_key(op, problem, views, compiled, op_key)
+    return key, _cached_decision(key) or _stored_decision(op, problem, views, compiled, key)
+
+
 def _stored_decision(op: Any, problem: Any, views: str, compiled: Callable | None,
                      key: tuple) -> Negotiation | None:
     """The decision made earlier in another process (on disk, or carried by this task), now
@@ -486,14 +493,14 @@ def _decide(op: Any, problem: Any, views: str, compiled: Callable | None, timeou
             op_key: tuple, recorded: list[RecordedCall] | None) -> Negotiation:
     """The form of op on problem's kind, from its recorded calls (or, for a forced python view,
     the synthetic probes); cached per process."""
-    key = _decision_key(op, problem, views, compiled, op_key)
-    hit = _cached_decision(key) or _stored_decision(op, problem, views, compiled, key)
+    key, hit = _known_decision(op, problem, views, compiled, op_key)
     if hit is not None:
         return hit
     python_ok = key[5]
     candidates = _candidates(op, problem, views, compiled)
-    negotiated = bool(candidates) and (views == "python" and python_ok or bool(recorded))
+    negotiated = False   # (probes run: counted, and the decision is kept)
     if views == "python" and python_ok:
+        negotiated = bool(candidates)
         forced = Form("python")
         decision = negotiate(op.func, op.kind, problem, op.convention,
                              candidates=candidates, timeout=timeout) if candidates else None
@@ -501,6 +508,7 @@ def _decide(op: Any, problem: Any, views: str, compiled: Callable | None, timeou
             decision = Negotiation(forced, decision.trials if decision else (),
                                    "python view forced (views='python'), not probed")
     elif candidates and recorded:
+        negotiated = True
         decision = _decide_on_both(op, problem, candidates, timeout, recorded)
     else:
         why = "views='numpy'" if views == "numpy" else \
@@ -620,9 +628,7 @@ class _Pending:
             else:
                 switched = self.switched = " (switched to after the background build, during the run)"
         if self.recording is None:      # decided at binding: now with the twin decided too?
-            key = _decision_key(self.op, self.problem, self.views, self.compiled, self.op_key)
-            known = _cached_decision(key) or \
-                _stored_decision(self.op, self.problem, self.views, self.compiled, key)
+            known = _known_decision(self.op, self.problem, self.views, self.compiled, self.op_key)[1]
             if known is not None:
                 _apply(bound, self.op, self.problem, known, self.compiled)
                 bound.form_reason += self.switched + self.setting_note
@@ -711,8 +717,7 @@ def _bind(op: Any, problem: Any, timeout: float | None, views: str, mode: str,
         if compiled is None:
             note = f"; {build.error}"
     pending = _Pending(op, problem, views, timeout, None if ready_at_bind else build, compiled, op_key)
-    key = _decision_key(op, problem, views, compiled, op_key)
-    decision = _cached_decision(key) or _stored_decision(op, problem, views, compiled, key)
+    key, decision = _known_decision(op, problem, views, compiled, op_key)
     forced = views == "python" and key[5]
     if decision is None and (forced or not _candidates(op, problem, views, compiled)):
         decision = _decide(op, problem, views, compiled, timeout, op_key, None)

@@ -24,6 +24,7 @@ output is still validated, whatever form produced it.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import os
@@ -53,6 +54,7 @@ _OFFERED: dict[str, dict[str, tuple[str, str]]] = {}
 _NEW: dict[str, dict[str, tuple[str, str]]] = {}
 
 
+@functools.lru_cache(maxsize=1024)   # (a caller hashes the same sources for every task)
 def operator_id(source: str) -> str:
     """The id of the decisions on the operators of a source: a hash of the source and the
     versions of glns and NumPy (a new version negotiates again)."""

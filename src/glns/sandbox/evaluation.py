@@ -16,7 +16,7 @@ import contextlib
 import dataclasses
 import hashlib
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -107,8 +107,10 @@ def operator_wires(destroy: Any, repair: Any, kinds: set[str]) -> dict[str, tupl
 def solve_tasks(instances: Sequence[Problem], seeds: Sequence[int], wires: dict[str, tuple[list | None, list | None]],
                 iterations: int | None, params: SolveParams, time_limit: float | None = None,
                 no_improvement: int | None = None, stop: Any = None,
-                statistics: str | int = "bounded") -> list[tuple]:
-    """The arguments of :func:`solve_task`, one tuple per instance.
+                statistics: str | int = "bounded",
+                wants: Callable[[int], Wants | None] | None = None) -> list[tuple]:
+    """The arguments of :func:`solve_task`, one tuple per instance; wants(i): the events run i
+    reports (glns.sandbox.run_events), None for none.
 
     With compile="auto" the compiled twins of Python operators are built here, in the caller,
     and the workers only take them from the cache (compile="cached"): a build thread in a
@@ -124,7 +126,7 @@ def solve_tasks(instances: Sequence[Problem], seeds: Sequence[int], wires: dict[
         params = dataclasses.replace(params, compile="cached")
     tasks = []
     known: dict[tuple, dict | None] = {}
-    for problem, seed in zip(instances, seeds):
+    for i, (problem, seed) in enumerate(zip(instances, seeds)):
         key, spec = _problem_wire(problem)
         d_wire, r_wire = wires[problem.kind]
         if d_wire is None or r_wire is None:
@@ -135,7 +137,7 @@ def solve_tasks(instances: Sequence[Problem], seeds: Sequence[int], wires: dict[
         if ids not in known:    # (read once per operator set, not once per instance)
             known[ids] = decisions.known(ids) if ids else None
         tasks.append((key, spec, d_wire, r_wire, iterations, seed, params, time_limit, no_improvement,
-                      stop, statistics, None, known[ids]))
+                      stop, statistics, None if wants is None else wants(i), known[ids]))
     return tasks
 
 
