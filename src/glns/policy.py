@@ -81,13 +81,15 @@ def parse_source(source: str) -> ast.Module:
         return ast.parse(source)
 
 
-def policy_violation(source: str, allowed_imports: tuple[str, ...] = ALLOWED_IMPORTS) -> str | None:
+def policy_violation(source: str, allowed_imports: tuple[str, ...] = ALLOWED_IMPORTS, *,
+                     tree: ast.Module | None = None) -> str | None:
     """Why `source` breaks the operator rules (None if it does not, or if it does not parse:
-    the syntax check reports that)."""
-    try:
-        tree = parse_source(source)
-    except (SyntaxError, ValueError):
-        return None
+    the syntax check reports that). tree: `source` already parsed (:func:`parse_source`)."""
+    if tree is None:
+        try:
+            tree = parse_source(source)
+        except (SyntaxError, ValueError):
+            return None
     allowed = frozenset(allowed_imports)
     nodes = list(ast.walk(tree))
     # names bound to allowed modules (or their attributes) -> (module, attribute path)

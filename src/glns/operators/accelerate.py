@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import ast
 import builtins
-import copy
 import inspect
 import logging
 import os
@@ -43,7 +42,8 @@ from glns.operators import decisions
 from glns.operators.bridge import OPERATOR_GLOBALS, BoundPythonOperator, limit_stops_compiled_code
 from glns.policy import parse_source, policy_violation
 from glns.params import COMPILE_SETTINGS
-from glns.operators.probe import Form, Negotiation, RecordedCall, canonical, negotiate
+from glns.operators.probe import (Form, Negotiation, RecordedCall, canonical, fresh_copy, has_coincident_nodes,
+                                  needs_synthetic_evidence, negotiate)
 from glns.operators.spec import DEPLOY_MARK, deployed_source
 from glns.operators.views import MAX_PYTHON_VIEW_NODES, view_data, view_of_matrix
 
@@ -170,7 +170,7 @@ def stateful_reason(source: str | None, func: Callable) -> str | None:
         return "its source does not parse"
     # code outside the operator rules (I/O, processes, signals ...) may do anything when called
     # on the probe inputs; it runs exactly as it is told to, and no more often
-    violation = policy_violation(source)
+    violation = policy_violation(source, tree=tree)
     if violation is not None:
         return f"its source breaks the operator rules: {violation}"
     for node in tree.body:
@@ -178,6 +178,7 @@ def stateful_reason(source: str | None, func: Callable) -> str | None:
             value = node.value
             if value is not None and not _immutable_literal(value):
                 return f"it keeps module-level state (line {node.lineno})"
+    functions = _function_names(tree)
     for node in ast.walk(tree):
         if isinstance(node, ast.Global):
             return f"it declares global {', '.join(node.names)} (line {node.lineno})"
@@ -189,7 +190,7 @@ def stateful_reason(source: str | None, func: Callable) -> str | None:
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             for t in targets:
                 if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and \
-                        t.value.id in _function_names(tree):
+                        t.value.id in functions:
                     return f"it sets an attribute on a function (line {node.lineno})"
     return None
 
@@ -374,7 +375,7 @@ class Recording:
         operator's code does not run in it, so it is not kept."""
         if not _has_work(second):
             return run(first, second)
-        inputs = (copy.deepcopy(first), copy.deepcopy(second), random.getstate(), np.random.get_state())
+        inputs = (fresh_copy(first), fresh_copy(second), random.getstate(), np.random.get_state())
         t0 = time.perf_counter()
         out = run(first, second)   # a call that raises is no evidence: nothing kept
         seconds = time.perf_counter() - t0
@@ -407,13 +408,25 @@ _DECISIONS_LOCK = threading.Lock()
 
 def _decision_key(op: Any, problem: Any, views: str, compiled: Callable | None, op_key: tuple) -> tuple:
     python_ok = problem.n_nodes <= MAX_PYTHON_VIEW_NODES
-    return (op_key, op.kind, problem.kind, op.convention, views, python_ok, compiled is not None)
+    return (op_key, op.kind, problem.kind, op.convention, views, python_ok, compiled is not None,
+            _coincident(problem, python_ok))
+
+
+def _coincident(problem: Any, python_ok: bool) -> bool:
+    """Whether a decision on problem is one for instances with coincident nodes: there the
+    python view parts from the numpy view (x / 0.0), so a decision made without them does not
+    hold. (Compiled numpy forms are exact everywhere: above the python view's size it does not
+    matter.)"""
+    return python_ok and has_coincident_nodes(problem)
 
 
 def _candidates(op: Any, problem: Any, views: str, compiled: Callable | None) -> list[tuple[Form, Callable]]:
     python_ok = problem.n_nodes <= MAX_PYTHON_VIEW_NODES
     candidates: list[tuple[Form, Callable]] = []
-    if views == "auto" and python_ok:
+    # with a compiled twin, the interpreted python view is not tried: on the offline corpus
+    # and the paper-style sets it is never faster than the twin on the same view by more
+    # than timing noise, and each candidate costs replayed calls of the first instance
+    if views == "auto" and python_ok and compiled is None:
         candidates.append((Form("python"), op.func))
     if compiled is not None:
         if views in ("auto", "numpy"):
@@ -449,7 +462,7 @@ def _stored_place(op: Any, problem: Any, views: str, compiled: Callable | None) 
     # glns release builds another twin, which is decided afresh)
     twin = _twin_key(op_id, source) if compiled is not None else ""
     return (op_id, decisions.context_key(entry or "", op.kind, problem.kind, op.convention, views,
-                                         python_ok, twin))
+                                         python_ok, twin, _coincident(problem, python_ok)))
 
 
 _TWIN_KEYS: dict[str, str] = {}
@@ -509,7 +522,10 @@ def _decide(op: Any, problem: Any, views: str, compiled: Callable | None, timeou
                                    "python view forced (views='python'), not probed")
     elif candidates and recorded:
         negotiated = True
-        decision = _decide_on_both(op, problem, candidates, timeout, recorded)
+        decision = _decide_on_both(op, problem, candidates, timeout, recorded) \
+            if needs_synthetic_evidence(problem) else \
+            negotiate(op.func, op.kind, None, op.convention, candidates=candidates, timeout=timeout,
+                      recorded=recorded)
     else:
         why = "views='numpy'" if views == "numpy" else \
             f"more than {MAX_PYTHON_VIEW_NODES} nodes" if not python_ok else "nothing else to try"
@@ -528,13 +544,11 @@ def _decide(op: Any, problem: Any, views: str, compiled: Callable | None, timeou
 def _decide_on_both(op: Any, problem: Any, candidates: list[tuple[Form, Callable]],
                     timeout: float | None, recorded: list[RecordedCall]) -> Negotiation:
     """The form that is identical on the synthetic probes and on the recorded calls, chosen
-    by its speed on the recorded calls.
-
-    A decision is shared by every instance of the problem kind in the process, and a run's
-    first calls can be poor evidence (on an instance of one customer a repair never compares
-    two distances), so a form must also pass the synthetic probes, which exercise every
-    operator. Where the reference itself fails or stalls on a synthetic probe (an input the run
-    never gives it), the recorded calls decide alone."""
+    by its speed on the recorded calls: for instances whose recorded calls are weak evidence
+    (:func:`needs_synthetic_evidence`: on an instance of one customer a repair never compares
+    two distances; with coincident nodes the views part only on the calls that meet them).
+    Where the reference itself fails or stalls on a synthetic probe (an input the run never
+    gives it), the recorded calls decide alone."""
     synthetic = negotiate(op.func, op.kind, problem, op.convention, candidates=candidates,
                           timeout=timeout)
     if synthetic.trials and synthetic.trials[0].identical:

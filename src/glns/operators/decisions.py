@@ -63,10 +63,12 @@ def operator_id(source: str) -> str:
 
 
 def context_key(entry: str, op_kind: str, problem_kind: str, convention: str, views: str,
-                python_ok: bool, twin: str) -> str:
+                python_ok: bool, twin: str, coincident: bool = False) -> str:
     """The operator (its entry function) and the context a decision was made in, as a key;
-    `twin` is the compile-cache key of the compiled twin it chose among, "" when none."""
-    return f"{entry}|{op_kind}|{problem_kind}|{convention}|{views}|{int(python_ok)}|{twin}"
+    `twin` is the compile-cache key of the compiled twin it chose among, "" when none;
+    `coincident`: made on an instance with coincident nodes (there the views part)."""
+    return (f"{entry}|{op_kind}|{problem_kind}|{convention}|{views}|{int(python_ok)}|{twin}"
+            + ("|coincident" if coincident else ""))
 
 
 #: environment variable naming where decisions are kept (default: "decisions" in the compile cache)

@@ -34,7 +34,8 @@ from glns.problems.solutions import random_solution
 from glns.rng import SplitMix64
 
 __all__ = ["Form", "Trial", "Negotiation", "ProbeCase", "RecordedCall", "probe_cases", "probe_problem",
-           "negotiate", "canonical", "call_limit", "PROBE_NODES", "PROBE_FLOOR", "FIRST_PROBE_LIMIT"]
+           "negotiate", "canonical", "call_limit", "fresh_copy", "has_coincident_nodes",
+           "needs_synthetic_evidence", "MIN_PROBE_CUSTOMERS", "PROBE_NODES", "PROBE_FLOOR", "FIRST_PROBE_LIMIT"]
 
 #: what the core itself catches from an operator (OperatorTimeout is a BaseException)
 _FAILURES = (Exception, SystemExit, OperatorTimeout)
@@ -48,6 +49,11 @@ _COUNTS = ((0.0, 0.25, 0.5), (0.0, 0.1, 0.2, 0.4))
 #: PROBE_FLOOR seconds; a synthetic probe before any call was timed gets FIRST_PROBE_LIMIT
 #: (probe instances have at most PROBE_NODES nodes)
 PROBE_SLOWDOWN, PROBE_FLOOR, FIRST_PROBE_LIMIT = 20.0, 0.05, 1.0
+
+#: a candidate replayed on recorded calls is dropped once its time is this many times the
+#: fastest candidate's on the same calls (it would not be chosen)
+PRUNE_SLOWER = 1.5
+_PRUNED = ", not replayed further"
 
 #: timing: per probe the best of at least 2 rounds (the equality round is the first), of up to
 #: 5 while the rounds so far took less than the budget in seconds (cheap operators are the
@@ -156,7 +162,27 @@ class RecordedCall:
 
 def _inputs(problem: Problem, first: Any, second: Any, view: str, convention: str) -> tuple[Any, Any, Any]:
     third = view_of_matrix(problem, view) if convention == "distance_matrix" else dict(view_data(problem, view))
-    return copy.deepcopy(first), copy.deepcopy(second), third
+    return fresh_copy(first), fresh_copy(second), third
+
+
+def fresh_copy(value: Any) -> Any:
+    """A deep copy of an operator's input: what the core hands out (ints, lists of ints, lists
+    of such lists) copied directly, anything else by ``copy.deepcopy``."""
+    t = type(value)
+    if t is int:
+        return value
+    if t is list:
+        out = []
+        for item in value:
+            ti = type(item)
+            if ti is int:
+                out.append(item)
+            elif ti is list:
+                out.append(fresh_copy(item))
+            else:
+                return copy.deepcopy(value)
+        return out
+    return copy.deepcopy(value)
 
 
 def call_limit(seconds: Sequence[float], timeout: float | None = None) -> float:
@@ -226,12 +252,12 @@ def _remove(problem: Problem, solution: Any, count: int, rng: SplitMix64) -> tup
 
 #: a problem with fewer customers than this lends its kind's generated probe instance
 #: instead: on one or two customers most of an operator's code never runs
-_MIN_PROBE_CUSTOMERS = 10
+MIN_PROBE_CUSTOMERS = 10
 
 
 def _cases(problem: Problem, operator_kind: str) -> tuple[ProbeCase, ...]:
     cases: list[ProbeCase] = []
-    if problem.n_customers < _MIN_PROBE_CUSTOMERS:
+    if problem.n_customers < MIN_PROBE_CUSTOMERS:
         problem = probe_problem(problem.kind)
     for harsh, fractions in zip((True, False), _COUNTS):
         sub = _sub_problem(problem, PROBE_NODES, harsh)
@@ -263,6 +289,24 @@ def probe_cases(problem: Problem, operator_kind: str) -> list[ProbeCase]:
     if operator_kind not in ("destroy", "repair"):
         raise ValueError(f"operator kind must be destroy or repair, got {operator_kind!r}")
     return list(cached_per_problem(problem, ("probe", operator_kind), lambda: _cases(problem, operator_kind)))
+
+
+def has_coincident_nodes(problem: Problem) -> bool:
+    """Whether two distinct nodes of `problem` are at distance 0: where the python view and
+    the numpy view part (x / 0.0 raises in one and is inf in the other). Cached per problem."""
+    def build() -> bool:
+        zero = np.asarray(view_data(problem, "numpy")["distance_matrix"]) == 0.0
+        np.fill_diagonal(zero, False)
+        return bool(zero.any())
+    return cached_per_problem(problem, "coincident", build)
+
+
+def needs_synthetic_evidence(problem: Problem) -> bool:
+    """Whether a run's recorded calls on `problem` are too weak alone to decide a form that
+    holds for every instance of its kind: too few customers for most of an operator's code to
+    run (:data:`MIN_PROBE_CUSTOMERS`), or coincident nodes, where the views part only on the
+    calls that meet them (the synthetic probes' harsh twin has such a pair)."""
+    return problem.n_customers < MIN_PROBE_CUSTOMERS or has_coincident_nodes(problem)
 
 
 def probe_problem(problem_kind: str) -> Problem:
@@ -360,16 +404,17 @@ def negotiate(func: Callable, operator_kind: str, problem: Problem | None, conve
     candidate that gives identical output on every probe and is faster.
 
     recorded: the operator's own calls in a run (:class:`RecordedCall`), replayed as the
-    probes: the reference must give its recorded output again, and a candidate the same.
+    probes: every candidate must give the recorded output, and is timed against the recorded
+    call (one call per candidate and recorded call; the reference is not called again).
     Without them, the probes are built from `problem` (:func:`probe_cases`).
     candidates: (form, callable) pairs; by default ``[(Form("python"), func)]``.
     convention: "problem_data" or "distance_matrix" (the third argument, see
     ``bridge.third_argument_convention``). timeout: the run's per-call limit, an upper bound
     of every probe's own limit (:func:`call_limit`: 20 times a normal call, at least 50 ms).
     A candidate is chosen when its speed is at least ``1 + min_gain`` times the reference's
-    (times summed over the probes, each call's best of 2 to 5 rounds); the fastest such
-    candidate wins. If the reference fails on a probe (or exceeds its limit) nothing else is
-    tried. The caller's `random` and `np.random` states are restored. Whether the python view
+    (times summed over the probes; on synthetic probes each call's best of 2 to 5 rounds); the
+    fastest such candidate wins. If the reference fails on a synthetic probe (or exceeds its
+    limit) nothing else is tried. The caller's `random` and `np.random` states are restored. Whether the python view
     fits the real instance (``views.MAX_PYTHON_VIEW_NODES``) is the caller's check.
     """
     if convention not in ("problem_data", "distance_matrix"):
@@ -387,6 +432,8 @@ def negotiate(func: Callable, operator_kind: str, problem: Problem | None, conve
         cases = probe_cases(problem, operator_kind)
     py_state, np_state = random.getstate(), np.random.get_state()
     try:
+        if recorded is not None:
+            return _replay(pairs, list(recorded), convention, timeout, min_gain)
         return _negotiate(func, pairs, cases, convention, timeout, min_gain)
     finally:
         random.setstate(py_state)
@@ -462,6 +509,37 @@ def _negotiate(func: Callable, pairs: list[tuple[Form, Callable]], cases: list[A
     return Negotiation(*_choose(trials, len(cases), min_gain, what))
 
 
+def _replay(pairs: list[tuple[Form, Callable]], recorded: list[RecordedCall], convention: str,
+            timeout: float | None, min_gain: float) -> Negotiation:
+    """Every candidate once on every recorded call: its output must be the recorded one.
+
+    The reference is not called again: its outputs and times are the recorded ones, so the
+    evidence costs one call per candidate and recorded call. A candidate's time is that one
+    call's (a recorded call is real work, not a microsecond probe), and a candidate that took
+    more than PRUNE_SLOWER times the fastest one so far is not replayed further: it would not
+    be chosen. Whichever identical form is chosen, only the speed of the run depends on it."""
+    m = len(pairs)
+    errors: list[str | None] = [None] * m
+    seconds = [0.0] * m
+    for i, case in enumerate(recorded):
+        limit = call_limit([case.seconds], timeout)
+        for j, (form, cand) in enumerate(pairs):
+            if errors[j] is None:
+                errors[j], took = _check(cand, case, i + 1, form, convention, limit, case.image, "")
+                seconds[j] += took
+        live = [j for j in range(m) if errors[j] is None]
+        if len(live) > 1:
+            fastest = min(live, key=lambda j: seconds[j])
+            for j in live:
+                if seconds[j] > PRUNE_SLOWER * seconds[fastest]:
+                    errors[j] = (f"probe {i + 1}: {seconds[j] / seconds[fastest]:.1f}x the time of "
+                                 f"{pairs[fastest][0].label()}{_PRUNED}")
+    trials = (Trial(REFERENCE, True, sum(c.seconds for c in recorded), None),) + tuple(
+        Trial(form, errors[j] is None, seconds[j] if errors[j] is None else math.nan, errors[j])
+        for j, (form, _) in enumerate(pairs))
+    return Negotiation(*_choose(trials, len(recorded), min_gain, "recorded calls of the run"))
+
+
 def _trials(pairs: list[tuple[Form, Callable]], errors: list[str | None],
             best: list[list[float]]) -> tuple[Trial, ...]:
     return tuple(Trial(form, errors[j] is None,
@@ -495,6 +573,7 @@ def _choose(trials: tuple[Trial, ...], n_probes: int, min_gain: float,
     gain = ref.seconds / fastest.seconds
     tried = "; tried " + ", ".join(
         f"{t.form.label()} {ref.seconds / t.seconds:.2f}x" if t.identical and t.seconds > 0
+        else f"{t.form.label()} slower" if (t.error or "").endswith(_PRUNED)
         else f"{t.form.label()} not identical" for t in others)
     if gain >= 1.0 + min_gain:
         return (fastest.form, trials,
