@@ -514,3 +514,22 @@ def test_candidates_compiled_forms_and_labels():
         negotiate(wrong, "repair", probe_problem("cvrp"), "problem_data", candidates=[(Form("numpy"), wrong)])
     with pytest.raises(ValueError):
         Form("arrow")
+
+
+def test_coincident_nodes_are_looked_for_only_where_the_python_view_is_a_candidate(monkeypatch):
+    """A recorded run on an instance too large for the python view decides alone (only the
+    exact compiled numpy form is a candidate there), and its matrix is not scanned."""
+    from glns.operators import probe
+    from glns.operators.views import MAX_PYTHON_VIEW_NODES
+
+    small = glns.CVRP(np.array([[0.0, 0.0]] + [[1.0, float(i)] for i in range(12)] + [[1.0, 3.0]]),
+                      np.array([0] + [1] * 13), 20)
+    assert probe.has_coincident_nodes(small) and probe.needs_synthetic_evidence(small)
+    rng = np.random.default_rng(3)
+    big = glns.CVRP(rng.random((MAX_PYTHON_VIEW_NODES + 1, 2)), np.array([0] + [1] * MAX_PYTHON_VIEW_NODES), 50)
+
+    def scanned(problem):
+        raise AssertionError("the matrix of an instance above the python view's size was scanned")
+
+    monkeypatch.setattr(probe, "has_coincident_nodes", scanned)
+    assert not probe.needs_synthetic_evidence(big)

@@ -28,7 +28,7 @@ import numpy as np
 from glns import datasets
 from glns._core._alns import OperatorTimeout
 from glns.operators.bridge import time_limit
-from glns.operators.views import VIEWS, cached_per_problem, view_data, view_of_matrix
+from glns.operators.views import MAX_PYTHON_VIEW_NODES, VIEWS, cached_per_problem, view_data, view_of_matrix
 from glns.problems import Problem, euclidean_distances, problem_class
 from glns.problems.solutions import random_solution
 from glns.rng import SplitMix64
@@ -305,8 +305,10 @@ def needs_synthetic_evidence(problem: Problem) -> bool:
     """Whether a run's recorded calls on `problem` are too weak alone to decide a form that
     holds for every instance of its kind: too few customers for most of an operator's code to
     run (:data:`MIN_PROBE_CUSTOMERS`), or coincident nodes, where the views part only on the
-    calls that meet them (the synthetic probes' harsh twin has such a pair)."""
-    return problem.n_customers < MIN_PROBE_CUSTOMERS or has_coincident_nodes(problem)
+    calls that meet them (the synthetic probes' harsh twin has such a pair; above the python
+    view's size only the exact compiled numpy form is a candidate, so it does not matter)."""
+    return problem.n_customers < MIN_PROBE_CUSTOMERS or (
+        problem.n_nodes <= MAX_PYTHON_VIEW_NODES and has_coincident_nodes(problem))
 
 
 def probe_problem(problem_kind: str) -> Problem:
