@@ -536,17 +536,15 @@ def test_a_short_script_fills_the_cache_for_its_next_run(tmp_path):
 
 # ------------------------------------------------------------------ evidence from the run itself
 
-# a repair in the paper's list style that never returns when two nodes coincide (a zero
-# distance between two customers, which the synthetic probes have and the run does not)
-HANGS_ON_COINCIDENT = '''
+# a greedy repair in the paper's list style; GUARD runs before each insertion, SCORE prices
+# the insertion of c between a and b
+_LIST_STYLE_REPAIR = '''
 def repair(partial, removed, problem_data):
     d = problem_data["distance_matrix"]
     q, cap = problem_data["demands"], problem_data["capacity"]
     routes = [list(r) for r in partial]
     for c in removed:
-        step = d[1][2]
-        while step == 0:
-            pass
+GUARD
         best, where = None, None
         for i, r in enumerate(routes):
             if sum(q[v] for v in r) + q[c] > cap:
@@ -554,15 +552,21 @@ def repair(partial, removed, problem_data):
             for p in range(len(r) + 1):
                 a = r[p - 1] if p else 0
                 b = r[p] if p < len(r) else 0
-                delta = d[a][c] + d[c][b] - d[a][b]
-                if best is None or delta < best:
-                    best, where = delta, (i, p)
+                score = SCORE
+                if best is None or score < best:
+                    best, where = score, (i, p)
         if where is None:
             routes.append([c])
         else:
             routes[where[0]].insert(where[1], c)
     return routes
 '''
+
+# never returns when two nodes coincide (a zero distance between two customers, which the
+# synthetic probes have and the run does not)
+HANGS_ON_COINCIDENT = _LIST_STYLE_REPAIR.replace("GUARD", """        step = d[1][2]
+        while step == 0:
+            pass""").replace("SCORE", "d[a][c] + d[c][b] - d[a][b]")
 
 
 def _fresh_process(monkeypatch):
@@ -589,28 +593,9 @@ def test_an_operator_that_hangs_on_a_synthetic_case_is_accelerated_from_its_reco
     assert "synthetic" not in st.form_reason   # a run without coincident nodes runs none
 
 
-DIVIDES_BY_DISTANCES = '''
-def repair(partial, removed, problem_data):
-    d = problem_data["distance_matrix"]
-    q, cap = problem_data["demands"], problem_data["capacity"]
-    routes = [list(r) for r in partial]
-    for c in removed:
-        best, where = None, None
-        for i, r in enumerate(routes):
-            if sum(q[v] for v in r) + q[c] > cap:
-                continue
-            for p in range(len(r) + 1):
-                a = r[p - 1] if p else 0
-                b = r[p] if p < len(r) else 0
-                score = d[a][c] + d[c][b] - d[a][b] - 1e-9 / d[a][c]
-                if best is None or score < best:
-                    best, where = score, (i, p)
-        if where is None:
-            routes.append([c])
-        else:
-            routes[where[0]].insert(where[1], c)
-    return routes
-'''
+# divides by a distance: inf on the numpy view, ZeroDivisionError on the python view
+DIVIDES_BY_DISTANCES = _LIST_STYLE_REPAIR.replace("GUARD\n", "").replace(
+    "SCORE", "d[a][c] + d[c][b] - d[a][b] - 1e-9 / d[a][c]")
 
 
 def test_a_decision_made_without_coincident_nodes_is_not_taken_where_there_are_some(monkeypatch):
