@@ -435,7 +435,7 @@ def negotiate(func: Callable, operator_kind: str, problem: Problem | None, conve
     py_state, np_state = random.getstate(), np.random.get_state()
     try:
         if recorded is not None:
-            return _replay(pairs, list(recorded), convention, timeout, min_gain)
+            return _replay(pairs, cases, convention, timeout, min_gain)
         return _negotiate(func, pairs, cases, convention, timeout, min_gain)
     finally:
         random.setstate(py_state)
