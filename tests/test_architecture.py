@@ -17,7 +17,7 @@ _spec.loader.exec_module(metrics)
 #: the layer of each top-level part of the package; a module may import its own package and
 #: anything on a lower layer
 LAYERS = {
-    "glns.exceptions": 0, "glns.rng": 0, "glns.version": 0, "glns.checks": 0,
+    "glns.exceptions": 0, "glns.rng": 0, "glns.version": 0, "glns.checks": 0, "glns.ablation": 0,
     "glns._core": 1, "glns.neighbours": 1,
     "glns.problems": 2, "glns.params": 2, "glns.result": 2, "glns.policy": 2, "glns.monitor": 2,
     "glns.solution_files": 2, "glns.llm": 2,

@@ -85,13 +85,14 @@ def test_touched_search_after_repair_matches_reference(kind, n, seed, capacity, 
 
 @pytest.mark.parametrize("kind", KINDS)
 @settings(max_examples=20, deadline=None)
-@given(n=st.integers(2, 21), seed=st.integers(0, 10**6), capacity=CAPACITIES)
-def test_result_is_local_optimum(kind, n, seed, capacity):
-    """n <= 21: the 20 neighbours cover every node, so no move of any pair may improve."""
+@given(n=st.integers(2, 21), seed=st.integers(0, 10**6), capacity=CAPACITIES, level=st.integers(1, 3))
+def test_result_is_local_optimum(kind, n, seed, capacity, level):
+    """n <= 21: the 20 neighbours cover every node, so no move of any pair may improve (with
+    levels 2 and 3, 3-opt's path swaps on a tour and SWAP* on VRP routes included)."""
     problem = make_problem(kind, n, seed, capacity)
     x = random_solution(problem, SplitMix64(seed))
-    y = local_search_py(problem.core, x)
-    assert improving_moves(y, problem.problem_data(), limit=1) == []
+    y = local_search_py(problem.core, x, level=level)
+    assert improving_moves(y, problem.problem_data(), limit=1, level=level) == []
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -189,8 +190,9 @@ def test_registry_gives_every_repair_the_local_search_setting():
     assert operators.native("greedy_insertion").params == (0.0,)
     assert operators.native("blink_insertion", local_search=1).params == (4.0, 0.01, 0.0, 1.0)
     assert operators.native("greedy_insertion", local_search=2).params == (2.0,)
+    assert operators.native("greedy_insertion", local_search=3).params == (3.0,)
     with pytest.raises(OperatorError):
-        operators.native("greedy_insertion", local_search=3)
+        operators.native("greedy_insertion", local_search=4)
     with pytest.raises(OperatorError):
         operators.native("random_removal", local_search=1)
     for name, spec in natives.NATIVE_OPERATORS.items():
@@ -213,8 +215,8 @@ def test_three_opt_matches_reference(n, seed, frac):
     reference; a full search with 3-opt ends at a local optimum of the other moves too."""
     problem = glns.datasets.generate("tsp", n, seed)
     x = random_solution(problem, SplitMix64(seed))
-    y, cost = local_search_py(problem.core, x, return_cost=True, three_opt=True)
-    assert y == local_search(x, problem.problem_data(), three_opt=True)
+    y, cost = local_search_py(problem.core, x, return_cost=True, level=2)
+    assert y == local_search(x, problem.problem_data(), level=2)
     _check_result(problem, x, y, cost)
     assert local_search_py(problem.core, y) == y
     k = max(1, int(frac * n))
@@ -222,7 +224,7 @@ def test_three_opt_matches_reference(n, seed, frac):
     hooked, _ = apply_repair("greedy_insertion", problem.core, partial, removed, seed,
                              {"local_search": 2})
     repaired, _ = apply_repair("greedy_insertion", problem.core, partial, removed, seed)
-    assert hooked == local_search(repaired, problem.problem_data(), removed, three_opt=True)
+    assert hooked == local_search(repaired, problem.problem_data(), removed, level=2)
     problem.check(hooked)
 
 
@@ -234,7 +236,7 @@ def test_three_opt_moves_lower_the_cost_and_every_kind_occurs():
     for n, seed in [(50, 3), (120, 1), (400, 2)]:
         problem = glns.datasets.generate("tsp", n, seed)
         x = local_search_py(problem.core, random_solution(problem, SplitMix64(seed)))  # 2-opt/or-opt optimum
-        search = ref_ls._Search(x, problem.problem_data(), None, three_opt=True)
+        search = ref_ls._Search(x, problem.problem_data(), None, level=2)
         exchanges = []
 
         def counted_exchange(*arcs, exchange=search.exchange, exchanges=exchanges):
@@ -256,7 +258,7 @@ def test_three_opt_moves_lower_the_cost_and_every_kind_occurs():
         search._split = checked("split", search._split)
         search._valid = checked("valid", search._valid)
         search.run(None)
-        assert search.result() == local_search_py(problem.core, x, three_opt=True)
+        assert search.result() == local_search_py(problem.core, x, level=2)
         assert search.cost() < problem.cost(x)
     assert set(kinds) == {("split", 3), ("split", 2), ("valid", 2)}
 
@@ -268,11 +270,11 @@ def test_three_opt_finds_the_path_swap_the_checker_sees():
     y = local_search_py(problem.core, random_solution(problem, SplitMix64(3)))
     data = problem.problem_data()
     assert improving_moves(y, data, limit=1) == []
-    moves = improving_moves(y, data, three_opt=True)
+    moves = improving_moves(y, data, level=2)
     assert moves and {m[0][0] for m in moves} == {"or-3opt"}
-    z = local_search_py(problem.core, y, three_opt=True)
+    z = local_search_py(problem.core, y, level=2)
     assert problem.cost(z) < problem.cost(y)
-    assert improving_moves(z, data, limit=1, three_opt=True) == []
+    assert improving_moves(z, data, limit=1, level=2) == []
 
 
 @settings(max_examples=20, deadline=None)
@@ -280,19 +282,17 @@ def test_three_opt_finds_the_path_swap_the_checker_sees():
 def test_three_opt_result_is_local_optimum(n, seed):
     """n <= 21: the 20 neighbours cover every city, so no path swap may improve either."""
     problem = make_problem("tsp", n, seed, 15)
-    y = local_search_py(problem.core, random_solution(problem, SplitMix64(seed)), three_opt=True)
-    assert improving_moves(y, problem.problem_data(), limit=1, three_opt=True) == []
+    y = local_search_py(problem.core, random_solution(problem, SplitMix64(seed)), level=2)
+    assert improving_moves(y, problem.problem_data(), limit=1, level=2) == []
 
 
-@pytest.mark.parametrize("kind", KINDS)
-def test_three_opt_changes_nothing_off_a_symmetric_tour(kind):
-    """VRPs and asymmetric tours: local_search=2 is local_search=1."""
+def test_deeper_levels_change_nothing_on_an_asymmetric_tour():
+    """An asymmetric tour has no 3-opt: local_search=2 and 3 are local_search=1 there."""
     for seed in range(5):
-        for problem in (make_problem(kind, 40, seed, 15), _asymmetric(kind, 14, seed)):
-            if kind == "tsp" and problem.core.symmetric:
-                continue
-            x = random_solution(problem, SplitMix64(seed))
-            assert local_search_py(problem.core, x, three_opt=True) == local_search_py(problem.core, x)
+        problem = _asymmetric("tsp", 14, seed)
+        x = random_solution(problem, SplitMix64(seed))
+        for level in (2, 3):
+            assert local_search_py(problem.core, x, level=level) == local_search_py(problem.core, x)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -322,3 +322,173 @@ def test_route_merge_with_depot_self_loop(n, seed):
     assert y == local_search(x, problem.problem_data())
     _check_result(problem, x, y, cost)
     assert improving_moves(y, problem.problem_data(), limit=1) == []
+
+
+# ------------------------------------------------------------------------------------ SWAP*
+
+@pytest.mark.parametrize("kind", ("cvrp", "ovrp"))
+def test_swap_star_improves_local_optima_of_the_other_moves(kind):
+    """Not vacuous: local optima of the other moves still have improving SWAP* moves (found
+    by brute force) on some of these instances, and the search with SWAP* leaves none."""
+    extra = 0
+    for seed in range(12):
+        problem = make_problem(kind, 16, seed, 20)
+        data = problem.problem_data()
+        x = random_solution(problem, SplitMix64(seed))
+        y = local_search(x, data)
+        extra += any(m[0] == "swap*" for m, _ in improving_moves(y, data, level=3))
+        z = local_search_py(problem.core, y, level=3)
+        assert improving_moves(z, data, limit=1, level=3) == []
+    assert extra >= 1
+
+
+@pytest.mark.parametrize("kind", ("cvrp", "ovrp"))
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(2, 30), seed=st.integers(0, 10**6), capacity=CAPACITIES)
+def test_swap_star_off_matches_the_reference_without_it(kind, n, seed, capacity):
+    """The ablation switch: with SWAP* off the native search at level 3 is the reference without it
+    (and with it on, the reference at level 3)."""
+    problem = make_problem(kind, n, seed, capacity)
+    x = random_solution(problem, SplitMix64(seed))
+    was = native_ls.set_swap_star(False)
+    try:
+        y = local_search_py(problem.core, x, level=3)
+    finally:
+        native_ls.set_swap_star(was)
+    assert y == local_search(x, problem.problem_data())
+    assert local_search_py(problem.core, x, level=3) == local_search(x, problem.problem_data(), level=3)
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(4, 30), seed=st.integers(0, 10**6), capacity=CAPACITIES,
+       kind=st.sampled_from(["cvrp", "ovrp"]))
+def test_every_swap_star_move_prices_its_routes_exactly(n, seed, capacity, kind):
+    """Each SWAP* the reference applies lowers the true cost (a full recomputation before and
+    after) and leaves a valid solution (capacity, every customer once)."""
+    problem = make_problem(kind, n, seed, capacity)
+    x = random_solution(problem, SplitMix64(seed))
+    search = ref_ls._Search(x, problem.problem_data(), None, level=3)
+    original = search.try_swap_star
+
+    def checked(v, u, rem_v):
+        before = search.cost()
+        moved = original(v, u, rem_v)
+        if moved:
+            after = search.cost()
+            assert after < before
+            problem.check([r for r in search.routes if r])
+        return moved
+
+    search.try_swap_star = checked
+    search.run(None)
+    assert search.result() == local_search_py(problem.core, x, level=3)
+
+
+@pytest.mark.parametrize("kind", ("cvrp", "ovrp"))
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(4, 60), seed=st.integers(0, 10**6), capacity=CAPACITIES)
+def test_swap_star_ties_match_the_reference(kind, n, seed, capacity):
+    """On a small integer grid many insertion positions cost the same (and nodes coincide):
+    the native search's cached three cheapest positions break ties as the reference's full
+    scan of the shorter route does (the lowest index)."""
+    rng = np.random.default_rng(seed)
+    xy = rng.integers(0, 4, (n + 1, 2)).astype(float)
+    q = rng.integers(1, 10, n + 1)
+    q[0] = 0
+    problem = (glns.CVRP if kind == "cvrp" else glns.OVRP)(xy, q, capacity)
+    x = random_solution(problem, SplitMix64(seed))
+    y, cost = local_search_py(problem.core, x, return_cost=True, level=3)
+    assert y == local_search(x, problem.problem_data(), level=3)
+    _check_result(problem, x, y, cost)
+
+
+def test_swap_star_cache_with_more_nodes_than_slots():
+    """Above 1,024 nodes the cache of cheapest positions is shared between nodes (hashed):
+    a search after a repair still matches the reference that scans every route."""
+    problem = make_problem("cvrp", 1500, 3, 100)
+    data = problem.problem_data()
+    base = local_search_py(problem.core, random_solution(problem, SplitMix64(3)))
+    moved = 0
+    for seed in range(3):
+        removed, partial, _ = apply_destroy("random_removal", problem.core, base, 60, seed)
+        repaired, _ = apply_repair("greedy_insertion", problem.core, partial, removed, seed)
+        y = local_search_py(problem.core, repaired, removed, level=3)
+        assert y == local_search(repaired, data, removed, neighbours=problem.core.near, level=3)
+        moved += y != local_search(repaired, data, removed, neighbours=problem.core.near)
+    assert moved >= 1       # SWAP* made a difference there
+
+
+def _lowest_insertion(d):
+    """Brute force: the lowest arc(x, v) + arc(v, y) - arc(x, y) over distinct x, v, y."""
+    n = d.shape[0]
+    low = np.inf
+    for v in range(n):
+        c = (d[:, v, None] + d[None, v, :]) - d
+        others = np.ones(n, dtype=bool)
+        others[v] = False
+        c = c[others][:, others]
+        np.fill_diagonal(c, np.inf)
+        low = min(low, c.min())
+    return low
+
+
+@pytest.mark.parametrize("rounding", ("exact", "nint", "dimacs"))
+@pytest.mark.parametrize("scale", (1.0, 1000.0))
+def test_insertion_floor_of_rounded_coordinates_bounds_every_insertion(rounding, scale):
+    """The bound SWAP* prunes with is below every insertion cost the rounded distances allow
+    (and rounding does push some below zero), for the dense copy of a small instance and for
+    distances computed on demand alike."""
+    from glns._core._instance import CoreInstance
+
+    lowest = np.inf
+    for seed in range(6):
+        rng = np.random.default_rng(seed)
+        xy = rng.random((40, 2)) * scale
+        problem = glns.CVRP(xy, np.r_[0, rng.integers(1, 10, 39)], 30, rounding=rounding)
+        low = _lowest_insertion(np.asarray(problem.distances))
+        lowest = min(lowest, low)
+        on_demand = CoreInstance(problem.core_code, None, problem.demands, problem.capacity,
+                                 coords=xy, rounding=rounding)
+        for floor in (problem.core.insertion_floor, on_demand.insertion_floor):
+            assert floor <= low
+            assert floor > -1.5
+    if rounding != "exact" and scale > 1:
+        assert lowest < 0           # the slack is needed
+
+
+def test_insertion_floor_of_a_matrix_is_exact_when_small_and_absent_when_large():
+    from glns._core._instance import EXACT_FLOOR_NODES, matrix_insertion_floor
+
+    rng = np.random.default_rng(5)
+    d = rng.random((12, 12))
+    np.fill_diagonal(d, 0.0)
+    floor = matrix_insertion_floor(d)
+    assert floor <= _lowest_insertion(d) < 0
+    n = len(d)      # plain loops over every triple, degenerate ones included, and single arcs
+    every = [(d[x, v] + d[v, y]) - d[x, y] for x in range(n) for v in range(n) for y in range(n)]
+    assert floor == min(0.0, 2 * d.min(), min(every))
+    problem = _asymmetric("cvrp", 11, 5)
+    assert problem.core.insertion_floor == matrix_insertion_floor(problem.distances)
+    big = np.ones((EXACT_FLOOR_NODES + 1,) * 2)
+    assert matrix_insertion_floor(big) == -np.inf
+
+
+@pytest.mark.parametrize("kind", ("cvrp", "ovrp", "vrptw"))
+def test_a_solve_at_level_3_searches_with_swap_star(kind):
+    """local_search=3 reaches the search through the repair's setting: a run at level 3
+    differs from one at level 2 (which has no SWAP* on VRP routes), and turning SWAP* off
+    makes the two the same run."""
+    problem = make_problem(kind, 60, 4, 30)
+
+    def run(level):
+        repair = operators.native("greedy_insertion", local_search=level)
+        res = glns.solve(problem, "random_removal", repair, iterations=200, seed=2)
+        problem.check(res.solution)
+        return res.cost
+
+    assert run(3) != run(2)
+    was = native_ls.set_swap_star(False)
+    try:
+        assert run(3) == run(2)
+    finally:
+        native_ls.set_swap_star(was)

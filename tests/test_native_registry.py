@@ -175,7 +175,7 @@ def test_repair_matches_twin_and_completes(name, kind, data, n, seed, frac, capa
     twin = _twin(name)(partial, removed, problem.problem_data(), rng, **own)
     if values["local_search"]:
         twin = local_search(twin, problem.problem_data(), removed,
-                            three_opt=values["local_search"] >= 2)
+                            level=values["local_search"])
     assert complete == twin
     assert state == rng.state
 

@@ -267,19 +267,25 @@ def test_python_operators_get_checked_against_the_windows():
     assert good.repair_stats[0].failures == 0 and independent_check(p, good.solution)[0]
 
 
+@pytest.mark.parametrize("level", (1, 3))
 @pytest.mark.parametrize("seed", range(12))
-def test_local_search_is_its_plain_python_twin(seed):
+def test_local_search_is_its_plain_python_twin(seed, level):
+    """Also with SWAP* (level 3): its cheapest positions are taken only if both routes keep
+    their windows, checked from scratch; the result is feasible (independent check)."""
     from glns.operators.library.local_search import local_search
 
     n = [5, 12, 25, 40][seed % 4]
     p = make_problem("vrptw", n, 200 + seed, [9, 15, 50][seed % 3])
     start = _start(p, seed)
-    assert local_search_py(p.core, start) == local_search(start, p.problem_data())
+    out = local_search_py(p.core, start, level=level)
+    assert out == local_search(start, p.problem_data(), level=level)
+    assert independent_check(p, out)[0]
     # from the nodes a repair reinserted, as the repairs' local_search hook runs it
     rng = SplitMix64(seed)
     removed, partial, _ = apply_destroy("random_removal", p.core, start, 1 + n // 3, rng.next_u64())
     repaired, _ = apply_repair("greedy_insertion", p.core, partial, removed, 0)
-    assert local_search_py(p.core, repaired, removed) == local_search(repaired, p.problem_data(), removed)
+    assert (local_search_py(p.core, repaired, removed, level=level)
+            == local_search(repaired, p.problem_data(), removed, level=level))
 
 
 def test_reference_twins_use_the_cores_time_aware_candidates():

@@ -19,3 +19,4 @@ cdef class CoreInstance:
     cdef readonly int n
     cdef readonly int n_customers  # nodes that must be routed
     cdef readonly bint symmetric
+    cdef readonly double insertion_floor  # Inst.insert_floor

@@ -13,6 +13,38 @@ QUADRANT_PICKS = 5      # per quadrant, of NEAR_COLUMNS candidates
 #: the core's code (_distance.ROUND_*) of each rounding of glns.problems.base.ROUNDINGS
 _ROUNDING_CODES = {"exact": ROUND_EXACT, "nint": ROUND_NINT, "dimacs": ROUND_TENTHS}
 
+# How far below zero an insertion cost can fall with distances rounded from coordinates:
+# rounded distances miss the triangle inequality by at most this (nint: each of the three
+# arcs is off by half a unit and the sum is an integer; DIMACS tenths: each is truncated by
+# less than 0.1), plus float error (_FLOAT_SLACK times the largest coordinate or fee).
+_ROUNDING_SLACK = {"exact": 0.0, "nint": 1.0, "dimacs": 0.2}
+_FLOAT_SLACK = 1e-9
+#: an explicit matrix of at most this many nodes gets its exact insertion floor (O(n^3));
+#: a larger one has none (-inf): SWAP* then prices every pair
+EXACT_FLOOR_NODES = 300
+
+
+def coordinate_insertion_floor(coords, rounding: str, double route_cost=0.0) -> float:
+    """The lowest an insertion cost arc(x, v) + arc(v, y) - arc(x, y) can be when distances are
+    computed from `coords` with `rounding` (plus half of `route_cost` on depot arcs)."""
+    xy = np.asarray(coords, dtype=np.float64)
+    scale = 1.0 + 4.0 * float(np.abs(xy).max(initial=0.0)) + route_cost
+    return -(_ROUNDING_SLACK[rounding] + _FLOAT_SLACK * scale)
+
+
+def matrix_insertion_floor(dist) -> float:
+    """The exact lowest insertion cost of a dense matrix, over every triple (x, v, y) and every
+    arc alone (an open route's last arc costs nothing; the gap of an empty route is free), or
+    -inf above EXACT_FLOOR_NODES nodes."""
+    d = np.asarray(dist, dtype=np.float64)
+    n = d.shape[0]
+    if n > EXACT_FLOOR_NODES:
+        return -np.inf
+    low = min(0.0, 2.0 * float(d.min(initial=0.0)))
+    for v in range(n):      # the same float expression as the search's, (a + b) - c
+        low = min(low, float(((d[:, v, None] + d[None, v, :]) - d).min(initial=0.0)))
+    return low
+
 
 cdef void _store_near_distances(const Inst *inst, double *out) noexcept nogil:
     """out[v * n_near + c] = dist(v, near[v][c]) (Inst.near_d)."""
@@ -41,7 +73,8 @@ cdef class CoreInstance:
     def __init__(self, int kind, distances=None, demands=None, capacity=0,
                  int max_neighbours=MAX_NEIGHBOURS, *, coords=None, rounding="exact",
                  bint quadrant=False, windows=None, service=None, durations=None,
-                 int fleet=0, bint time_candidates=True, double route_cost=0.0):
+                 int fleet=0, bint time_candidates=True, double route_cost=0.0,
+                 insertion_floor=None):
         """Either `distances` (a dense matrix) or `coords` with `rounding` ("exact" or "nint":
         distances computed on demand, memory O(n * max_neighbours)).
 
@@ -57,7 +90,12 @@ cdef class CoreInstance:
 
         route_cost (closed routes from a depot only): a fixed cost per route, added as half of
         it on every arc from or to the depot (Inst.depot_fee): the dense matrix holds it (the
-        travel times then default to the matrix without it), on-demand distances add it."""
+        travel times then default to the matrix without it), on-demand distances add it.
+
+        insertion_floor: a lower bound of every insertion cost (Inst.insert_floor) when the
+        caller knows one (a matrix computed from coordinates:
+        coordinate_insertion_floor); by default computed from the coordinates, or exactly from
+        a small matrix (matrix_insertion_floor)."""
         if kind_init(&self.c, kind) < 0:
             raise ValueError(f"unknown problem kind {kind}")
         if route_cost != 0.0 and not (self.c.has_depot and self.c.closed_routes):
@@ -100,6 +138,11 @@ cdef class CoreInstance:
             self.coords = xy
             dist = plain = None
         self.c.rounding = _ROUNDING_CODES[rounding]
+        if insertion_floor is None:
+            insertion_floor = (coordinate_insertion_floor(xy, rounding, route_cost) if dist is None
+                               else matrix_insertion_floor(dist))
+        self.insertion_floor = float(insertion_floor)
+        self.c.insert_floor = self.insertion_floor
         self.c.depot_fee = route_cost / 2.0
         if route_cost != 0.0 and coords is not None:
             self.c.rounding |= DEPOT_FEE        # on-demand distances add the fee

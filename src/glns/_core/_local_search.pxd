@@ -1,4 +1,4 @@
-# Native local search (2-opt, or-opt, 3-opt, relocate, swap, 2-opt*) with neighbour lists and
+# Native local search (2-opt, or-opt, 3-opt, relocate, swap, 2-opt*, SWAP*) with neighbour lists and
 # don't-look bits. See _local_search.pyx for details.
 from glns._core._types cimport Inst, Sol, NEAR_COLUMNS
 
@@ -13,4 +13,4 @@ cdef enum:
     LS_CLOCK_EVERY = 64
 
 cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touched,
-                      double deadline, bint three_opt) except -1 nogil
+                      double deadline, int level) except -1 nogil

@@ -4,7 +4,7 @@
 # Neighbourhoods (every move puts a node next to one of its LS_NEIGHBOURS candidates, Inst.near:
 # its nearest neighbours, or the quadrant candidates on a tour from coordinates):
 #   TSP   2-opt (both edge pairs around v and w) and or-opt (a segment of 1..3 cities that starts
-#         or ends at v, moved next to w, in both orientations); with three_opt (a repair's
+#         or ends at v, moved next to w, in both orientations); from level 2 (a repair's
 #         local_search=2), when none of those improves, 3-opt from v (_tsp_three_opt:
 #         sequential 3-opt by Lin-Kernighan's positive-gain rule, both choices of t4). On
 #         an asymmetric matrix only the moves whose delta is exact there remain: or-opt without
@@ -12,9 +12,14 @@
 #         and 3-opt are off).
 #   VRP   relocate (v next to w, in any route with room, or alone in a new route), swap (v and w
 #         of different routes), intra-route 2-opt (segment reversal; in an OVRP reversing a
-#         suffix or a whole route is a real move because the route has no last arc), and 2-opt*
-#         (two routes exchange their tails; capacity from prefix loads). 2-opt is off on an
-#         asymmetric matrix; the others are exact there.
+#         suffix or a whole route is a real move because the route has no last arc), 2-opt*
+#         (two routes exchange their tails; capacity from prefix loads), and from level 3 SWAP*
+#         (v and w of different routes exchanged, each going to its cheapest position in the
+#         other route, not necessarily the other's place: Vidal's SWAP*, granular: from v's
+#         neighbours; the three cheapest positions of a node in a route are kept until the
+#         route changes, and Inst.insert_floor skips the pairs that cannot improve before
+#         the second route is scanned). 2-opt is off on an asymmetric matrix; the others are
+#         exact there.
 #
 # Every move is priced with an O(1) delta using the `arc` convention of _solution.pyx (END is
 # the depot for CVRP and nothing for OVRP; an empty route costs nothing). A move is taken when
@@ -42,6 +47,7 @@ from libc.string cimport memcpy, memmove, memset
 from libc.stdint cimport int64_t
 
 from glns._core._types cimport Inst, Sol
+from glns.ablation import ablated
 from glns._core._kind cimport is_tour, load_limit
 from glns._core._distance cimport dist, near_dists
 from glns._core._solution cimport (Solution, sol_remove, sol_insert, sol_new_route,
@@ -52,11 +58,42 @@ from glns._core._instance cimport CoreInstance
 from glns._core._clock cimport now
 from glns._core._windows cimport win_join, win_between, win_sequence_ok, WIN_END
 
+# SWAP*: slots of the cache of nodes' cheapest positions in routes (fewer when n is smaller)
+cdef int LS_TOPS_SLOTS = 4096
+
 # A move must improve by more than this fraction of the starting cost (rounding guard).
 cdef double LS_REL_EPS = 1e-12
 
+# SWAP* in the VRP local search (on unless GLNS_ABLATE names it: off only to measure what it
+# buys)
+cdef bint LS_SWAP_STAR = not ablated("swap_star")
+
+
+def set_swap_star(bint on):
+    """Turn SWAP* in the VRP local search on or off for the whole process (an ablation switch
+    for benchmarks: set it before solving, never while a solve runs); returns the previous
+    setting."""
+    global LS_SWAP_STAR
+    cdef bint was = LS_SWAP_STAR
+    LS_SWAP_STAR = on
+    return was
+
 NEIGHBOURS = LS_NEIGHBOURS
 REL_EPS = LS_REL_EPS
+
+
+cdef struct Top3:
+    # The three cheapest insertion positions of one node in one route as it was (route stamp
+    # `stamp`), by cost, the earlier position first among equal costs: pos[e] = k means before
+    # the route's k-th customer (k = length: at its end). A route without the node's partner
+    # has its cheapest position among the first of these that does not touch the partner and
+    # the gap the partner leaves (_best_without), which is why three are enough.
+    int node
+    int route           # -1: empty
+    int stamp
+    int count
+    double cost[3]
+    int pos[3]
 
 
 cdef struct Work:
@@ -65,6 +102,7 @@ cdef struct Work:
     int K               # neighbour columns used
     double eps          # improvement threshold
     bint three_opt      # TSP: also the sequential 3-opt moves (_tsp_three_opt)
+    bint swap_star      # VRP: also SWAP* (_try_swap_star)
     int *queue          # ring buffer of nodes with a clear don't-look bit (n slots)
     int head
     int count
@@ -74,6 +112,9 @@ cdef struct Work:
                         # call costs O(routes it looks at), not O(n))
     char *pre_ok        # one per route slot (pre_slots of them; grows with new routes)
     int pre_slots
+    int *stamp          # one per route slot: bumped whenever the route changes (_fix_pre)
+    Top3 *tops          # SWAP*: nodes' cheapest positions in routes, hashed by node and route
+    int tops_mask       # (power of two) - 1
     int *tmp            # scratch: max(n, 2 * stride) ints
 
 
@@ -428,7 +469,8 @@ cdef int _three_opt_valid(Work *w, int t1, int t2, int t3, int pos_2, int off3, 
 # ---------------------------------------------------------------------------------- VRP
 
 cdef void _fix_pre(Work *w, int r) noexcept nogil:
-    """Recompute the prefix loads of route r."""
+    """Recompute the prefix loads of route r (called after every change of a route, so it
+    also bumps the route's stamp)."""
     cdef Sol *s = w.s
     cdef const int *row = &s.nodes[r * s.stride]
     cdef int64_t acc = 0
@@ -437,22 +479,29 @@ cdef void _fix_pre(Work *w, int r) noexcept nogil:
         acc += w.inst.demand[row[i]]
         w.pre[row[i]] = acc
     w.pre_ok[r] = 1
+    w.stamp[r] += 1
 
 
 cdef int _pre_room(Work *w, int r) except -1 nogil:
     """Make pre_ok cover route r (a route the search opened)."""
     cdef int slots = w.pre_slots
     cdef char *grown
+    cdef int *stamps
     if r < slots:
         return 0
     while slots <= r:
         slots *= 2
     grown = <char *> realloc(w.pre_ok, slots * sizeof(char))
-    if grown == NULL:
+    if grown != NULL:
+        w.pre_ok = grown
+    stamps = <int *> realloc(w.stamp, slots * sizeof(int))
+    if stamps != NULL:
+        w.stamp = stamps
+    if grown == NULL or stamps == NULL:
         with gil:
             raise MemoryError()
     memset(&grown[w.pre_slots], 0, (slots - w.pre_slots) * sizeof(char))
-    w.pre_ok = grown
+    memset(&stamps[w.pre_slots], 0, (slots - w.pre_slots) * sizeof(int))
     w.pre_slots = slots
     return 0
 
@@ -597,25 +646,147 @@ cdef void _exchange_tails(Work *w, int r1, int c1, int r2, int c2) noexcept nogi
         t2[m2] = row2[i]; m2 += 1
     for i in range(c1, L1):
         t2[m2] = row1[i]; m2 += 1
-    cdef int64_t q1 = 0, q2 = 0
-    for i in range(m1):
-        row1[i] = t1[i]
-        s.route_of[t1[i]] = r1
-        s.pos_of[t1[i]] = i
-        sol_touch(s, t1[i])
-        q1 += w.inst.demand[t1[i]]
-    for i in range(m2):
-        row2[i] = t2[i]
-        s.route_of[t2[i]] = r2
-        s.pos_of[t2[i]] = i
-        sol_touch(s, t2[i])
-        q2 += w.inst.demand[t2[i]]
-    sol_set_length(s, r1, m1)
-    sol_set_length(s, r2, m2)
-    s.load[r1] = q1
-    s.load[r2] = q2
-    _fix_pre(w, r1)
-    _fix_pre(w, r2)
+    _rewrite(w, r1, t1, m1)
+    _rewrite(w, r2, t2, m2)
+
+
+cdef void _rewrite(Work *w, int r, const int *seq, int m) noexcept nogil:
+    """Route r (marked written) becomes seq[0:m]: positions, load and prefix loads."""
+    cdef Sol *s = w.s
+    cdef int *row = &s.nodes[r * s.stride]
+    cdef int64_t q = 0
+    cdef int i
+    for i in range(m):
+        row[i] = seq[i]
+        s.route_of[seq[i]] = r
+        s.pos_of[seq[i]] = i
+        sol_touch(s, seq[i])
+        q += w.inst.demand[seq[i]]
+    sol_set_length(s, r, m)
+    s.load[r] = q
+    _fix_pre(w, r)
+
+
+cdef inline double _gap(const Inst *inst, int x, int y) noexcept nogil:
+    """The arc x -> y an insertion between x and y replaces (an empty route costs nothing)."""
+    return 0.0 if (x == 0 and y == END) else arc(inst, x, y)
+
+
+cdef void _top3(const Sol *s, const Inst *inst, int v, int r, Top3 *t) noexcept nogil:
+    """Fill t with the three cheapest insertion positions of v in route r. O(route)."""
+    cdef const int *row = &s.nodes[r * s.stride]
+    cdef int L = s.length[r]
+    cdef int k, e, i, prev = 0, x
+    cdef double c
+    t.count = 0
+    for k in range(L + 1):
+        x = row[k] if k < L else END
+        c = arc(inst, prev, v) + arc(inst, v, x) - _gap(inst, prev, x)
+        prev = x
+        e = t.count
+        while e > 0 and c < t.cost[e - 1]:     # after equal costs: the earlier position first
+            e -= 1
+        if e >= 3:
+            continue
+        if t.count < 3:
+            t.count += 1
+        for i in range(t.count - 1, e, -1):
+            t.cost[i] = t.cost[i - 1]
+            t.pos[i] = t.pos[i - 1]
+        t.cost[e] = c
+        t.pos[e] = k
+
+
+cdef double _best_without(const Sol *s, const Inst *inst, const Top3 *t, int v, int r,
+                          int j, int *where) noexcept nogil:
+    """The cheapest insertion of v into route r without its j-th customer, from v's top three
+    positions in r (t): its cost, and in where[0] its index in that shorter route (the lowest
+    among equal costs, as a scan of the shorter route finds it). O(1)."""
+    cdef const int *row = &s.nodes[r * s.stride]
+    cdef int L = s.length[r]
+    cdef int a = row[j - 1] if j > 0 else 0
+    cdef int b = row[j + 1] if j < L - 1 else END
+    cdef double best = arc(inst, a, v) + arc(inst, v, b) - _gap(inst, a, b)   # the gap left
+    cdef int best_p = j, e, k, p
+    for e in range(t.count):
+        k = t.pos[e]
+        if k == j or k == j + 1:        # next to the customer that leaves
+            continue
+        p = k if k < j else k - 1
+        if t.cost[e] < best or (t.cost[e] == best and p < best_p):
+            best, best_p = t.cost[e], p
+        break                           # the first one not next to it is the cheapest of them
+    where[0] = best_p
+    return best
+
+
+cdef const Top3 *_tops_of(Work *w, int v, int r) noexcept nogil:
+    """v's top three positions in route r, from the cache (hashed by node and route) while r
+    is unchanged."""
+    cdef Top3 *t = &w.tops[(<unsigned int> v * 2654435761u + <unsigned int> r) & w.tops_mask]
+    if t.node != v or t.route != r or t.stamp != w.stamp[r]:
+        _top3(w.s, w.inst, v, r, t)
+        t.node, t.route, t.stamp = v, r, w.stamp[r]
+    return t
+
+
+cdef int _swap_star_seq(const Sol *s, int r, int skip, int v, int at, int *out) noexcept nogil:
+    """out = route r without `skip`, with v at index `at`; returns the length."""
+    cdef const int *row = &s.nodes[r * s.stride]
+    cdef int k, m = 0
+    for k in range(s.length[r]):
+        if row[k] == skip:
+            continue
+        if m == at:
+            out[m] = v
+            m += 1
+        out[m] = row[k]
+        m += 1
+    if m == at:
+        out[m] = v
+        m += 1
+    return m
+
+
+cdef int _try_swap_star(Work *w, int v, int u, double rem_v) noexcept nogil:
+    """SWAP* (Vidal 2022) of customers v and u of different routes: v goes to its cheapest
+    position in u's route without u, u to its cheapest in v's route without v (loads checked
+    by the caller). Applied if it improves (and, with windows, both new routes keep them:
+    checked from scratch, O(route), only for an improving move); 1 if it was."""
+    cdef Sol *s = w.s
+    cdef const Inst *inst = w.inst
+    cdef int rv = s.route_of[v], ru = s.route_of[u]
+    cdef int at_v, at_u, m1, m2
+    cdef double ins_v = _best_without(s, inst, _tops_of(w, v, ru), v, ru, sol_pos(s, u), &at_v)
+    cdef double part = rem_v + removal_delta(s, inst, u) + ins_v
+    if not part + inst.insert_floor < -w.eps:      # no place of u in rv can make it improve
+        return 0
+    cdef double ins_u = _best_without(s, inst, _tops_of(w, u, rv), u, rv, sol_pos(s, v), &at_u)
+    cdef double delta = part + ins_u
+    if not delta < -w.eps:
+        return 0
+    cdef int *t1 = w.tmp
+    cdef int *t2 = &w.tmp[s.stride]
+    m1 = _swap_star_seq(s, rv, v, u, at_u, t1)
+    m2 = _swap_star_seq(s, ru, u, v, at_v, t2)
+    if inst.timed and not (win_sequence_ok(inst, t1, m1) and win_sequence_ok(inst, t2, m2)):
+        return 0
+    cdef int i = sol_pos(s, v), j = sol_pos(s, u), Lv = s.length[rv], Lu = s.length[ru]
+    cdef const int *rowv = &s.nodes[rv * s.stride]
+    cdef const int *rowu = &s.nodes[ru * s.stride]
+    # the nodes whose arcs change: v, u, their old neighbours, then their new ones
+    cdef int pv = rowv[i - 1] if i > 0 else 0
+    cdef int nv = rowv[i + 1] if i < Lv - 1 else END
+    cdef int pu = rowu[j - 1] if j > 0 else 0
+    cdef int nu = rowu[j + 1] if j < Lu - 1 else END
+    sol_mark(s, rv)
+    sol_mark(s, ru)
+    _rewrite(w, rv, t1, m1)
+    _rewrite(w, ru, t2, m2)
+    _push(w, v); _push(w, u); _push(w, pv); _push(w, nv); _push(w, pu); _push(w, nu)
+    _push(w, t2[at_v - 1] if at_v > 0 else 0); _push(w, t2[at_v + 1] if at_v < m2 - 1 else END)
+    _push(w, t1[at_u - 1] if at_u > 0 else 0); _push(w, t1[at_u + 1] if at_u < m1 - 1 else END)
+    return 1
 
 
 cdef int _vrp_try(Work *w, int v) except -1 nogil:
@@ -716,6 +887,10 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
                 _exchange_tails(w, ru, j + 1, rv, i)
                 _push(w, v); _push(w, pv); _push(w, u); _push(w, nu)
                 return 1
+        # SWAP*: v and u each to their cheapest position in the other's route
+        if (w.swap_star and s.load[rv] - qv + qu <= cap and s.load[ru] - qu + qv <= cap
+                and _try_swap_star(w, v, u, rem)):
+            return 1
     # v alone in a new route (vehicles are unlimited; can pay in an OVRP)
     if Lv > 1 and (inst.fleet <= 0 or s.n_routes < inst.fleet):
         delta = rem + new_route_cost(inst, v)
@@ -739,7 +914,7 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
 # ---------------------------------------------------------------------------------- driver
 
 cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touched,
-                      double deadline, bint three_opt) except -1 nogil:
+                      double deadline, int level) except -1 nogil:
     """Improve the complete feasible solution s in place; s.cost is recomputed at the end.
 
     s.cost must be the solution's current cost on entry (it scales the rounding guard).
@@ -747,7 +922,9 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
     touched: the nodes whose don't-look bits start clear, in scan order; n_touched < 0 means
     all nodes and a result that is a local optimum (see the module comment).
     deadline: a now() time to stop at (module comment), or 0 for none.
-    three_opt: on a tour, also the sequential 3-opt moves (tried after a city's other moves).
+    level (a repair's local_search setting, >= 1): from 2 on a tour also the sequential 3-opt
+    moves (tried after a city's other moves); from 3 on VRP routes also SWAP* (unless
+    GLNS_ABLATE turned it off).
     """
     cdef Work w
     cdef int n = inst.n
@@ -763,7 +940,8 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
     w.inst = inst
     w.K = inst.n_near            # min(LS_NEIGHBOURS, n_neigh)
     w.eps = LS_REL_EPS * s.cost
-    w.three_opt = three_opt
+    w.three_opt = level >= 2 and tour
+    w.swap_star = level >= 3 and not tour and LS_SWAP_STAR
     w.head = 0
     w.count = 0
     w.queue = <int *> malloc(n * sizeof(int))
@@ -771,13 +949,23 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
     w.pre = <int64_t *> malloc(n * sizeof(int64_t))
     w.pre_slots = max(s.route_slots, 1)
     w.pre_ok = <char *> calloc(w.pre_slots, sizeof(char))
+    w.stamp = <int *> calloc(w.pre_slots, sizeof(int))
+    w.tops_mask = 1
+    while w.tops_mask < min(4 * n, LS_TOPS_SLOTS):
+        w.tops_mask *= 2
+    w.tops = <Top3 *> malloc(w.tops_mask * sizeof(Top3)) if w.swap_star and not tour else NULL
+    w.tops_mask -= 1
     w.tmp = <int *> malloc((n + 2 * s.stride) * sizeof(int))
     try:
         if (w.queue == NULL or w.inq == NULL or w.pre == NULL or w.pre_ok == NULL
-                or w.tmp == NULL):
+                or w.tmp == NULL or w.stamp == NULL
+                or (w.swap_star and not tour and w.tops == NULL)):
             with gil:
                 raise MemoryError()
         memset(w.inq, 0, n * sizeof(char))
+        if w.tops != NULL:
+            for v in range(w.tops_mask + 1):
+                w.tops[v].route = -1
         if full:
             for v in range(inst.first, n):
                 _push(&w, v)
@@ -808,6 +996,8 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
         free(w.inq)
         free(w.pre)
         free(w.pre_ok)
+        free(w.stamp)
+        free(w.tops)
         free(w.tmp)
     if not tour:
         sol_drop_empty(s)
@@ -816,13 +1006,13 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
 
 
 def local_search_py(CoreInstance inst not None, routes, touched=None, bint return_cost=False,
-                    seconds=None, bint three_opt=False):
+                    seconds=None, int level=1):
     """Run the native local search on a copy of a complete solution (for tests and benchmarks).
 
     routes: a feasible solution in the format of docs/operator-contract.md; touched: the nodes
     to start from (None: all nodes, and the result is a local optimum). seconds: a deadline
-    that many seconds from now (<= 0: already past; None: none). three_opt: on a tour, also
-    the sequential 3-opt moves (a repair's local_search=2). Returns the improved
+    that many seconds from now (<= 0: already past; None: none). level: a repair's
+    local_search setting (2: on a tour also 3-opt; 3: on VRP routes also SWAP*). Returns the improved
     solution, or (solution, the cost the search left in Sol.cost) when return_cost.
     """
     cdef double deadline = 0.0
@@ -840,7 +1030,7 @@ def local_search_py(CoreInstance inst not None, routes, touched=None, bint retur
             buf[t] = touched[t]
         if seconds is not None:     # from now, after the set-up; > 0 even when already past
             deadline = max(now() + float(seconds), 1e-9)
-        local_search(&sol.s, &inst.c, buf, m, deadline, three_opt)
+        local_search(&sol.s, &inst.c, buf, m, deadline, level)
     finally:
         free(buf)
     if return_cost:

@@ -21,7 +21,7 @@ cdef struct NativeOp:
     DestroyFn destroy   # set for a destroy operator, else NULL
     RepairFn repair     # set for a repair operator, else NULL
     int local_search    # repair: 0, or end with the local search from the reinserted nodes
-                        # (1; 2: with its 3-opt moves on a tour)
+                        # (1; 2: with its 3-opt moves on a tour; 3: and SWAP* on VRP routes)
     double params[MAX_PARAMS]   # the operator's parameter struct
 
 
@@ -69,5 +69,5 @@ cdef inline int run_repair(const NativeOp *op, Sol *s, const Inst *inst, const i
     s.cost = sol_cost(s, inst)
     # the local search starts from s.cost and leaves the recomputed cost of its result there
     if op.local_search:
-        local_search(s, inst, removed, n_removed, deadline, op.local_search >= 2)
+        local_search(s, inst, removed, n_removed, deadline, op.local_search)
     return 0

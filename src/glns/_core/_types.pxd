@@ -33,6 +33,10 @@ cdef struct Inst:
     int64_t capacity    # vehicle capacity (0 when not capacitated)
     int max_route_len   # most nodes one route can hold (capacity-bound for VRP)
     bint symmetric      # dist[a, b] == dist[b, a] for all a, b (segment reversal is free)
+    double insert_floor # no insertion of a node between two others costs less than this,
+                        # arc(x, v) + arc(v, y) - arc(x, y) >= insert_floor (0 on a metric,
+                        # a little below with rounded distances, -inf when unknown); a bound
+                        # that lets SWAP* skip pairs without changing what it finds
     int n_neigh         # columns of `neigh`
     const int *neigh    # n x n_neigh: for each node the nearest routable nodes (never itself
                         # or the depot), nearest first, ties by node id

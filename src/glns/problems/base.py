@@ -220,11 +220,15 @@ class Problem:
         gets candidate lists with neighbours in every quadrant (``CoreInstance.near``): on
         clustered instances a city's nearest neighbours all lie in its own cluster."""
         if self._core is None:
-            from glns._core._instance import CoreInstance
+            from glns._core._instance import CoreInstance, coordinate_insertion_floor
 
             if self._explicit or self._n <= DENSE_CORE_NODES:
+                extras = self.core_extras()
+                if not self._explicit:      # the matrix comes from the coordinates
+                    extras["insertion_floor"] = coordinate_insertion_floor(
+                        self.coords, self.rounding, extras.get("route_cost", 0.0))
                 self._core = CoreInstance(self.core_code, self.distances, self.demands, self.capacity,
-                                          **self.core_extras())
+                                          **extras)
             else:
                 self._core = CoreInstance(self.core_code, None, self.demands, self.capacity,
                                           coords=self.coords, rounding=self.rounding,

@@ -11,14 +11,15 @@ cover every node a result of the local search must have none.
 Neighbourhoods (see the native module for the full rules):
 
 * TSP: 2-opt, and or-opt of a segment of 1..3 cities next to a neighbour in both orientations;
-  with ``three_opt``, then sequential 3-opt by Lin-Kernighan's positive-gain rule (two
+  from ``level`` 2, then sequential 3-opt by Lin-Kernighan's positive-gain rule (two
   adjacent paths swap places, or both are reversed in place, or a 2-opt move followed by a
   second one from its closing arc). On an asymmetric matrix only or-opt without reversal (the
   other moves reverse a path, whose cost backwards differs).
 * CVRP/OVRP: relocate (next to a neighbour in any route with room, or alone in a new route),
   swap of two customers of different routes, intra-route 2-opt (segment reversal, symmetric
-  matrices only; in an OVRP also reversing a whole route), and 2-opt* (tail exchange of two
-  routes).
+  matrices only; in an OVRP also reversing a whole route), 2-opt* (tail exchange of two
+  routes), and from ``level`` 3 SWAP* (two customers of different routes exchanged, each going
+  to its cheapest position in the other route; the reference scans both routes in full).
 """
 
 from __future__ import annotations
@@ -46,8 +47,9 @@ class _Search:
     """State of one local search run, laid out like the native Sol (routes, route_of, pos_of)."""
 
     def __init__(self, solution: Any, problem_data: dict, neighbours: np.ndarray | None,
-                 three_opt: bool = False) -> None:
-        self.three_opt = three_opt
+                 level: int = 1) -> None:
+        self.three_opt = level >= 2     # used on a tour
+        self.swap_star = level >= 3     # used on VRP routes
         dist = np.asarray(problem_data["distance_matrix"], dtype=np.float64)
         self.n = n = dist.shape[0]
         self.dist = dist
@@ -422,6 +424,9 @@ class _Search:
                     for x in (v, pv, u, nu):
                         self.push(x)
                     return True
+            if (self.swap_star and load[rv] - qv + qu <= cap and load[ru] - qu + qv <= cap
+                    and self.try_swap_star(v, u, rem)):
+                return True
         if Lv > 1 and (self.vehicles is None or len(self.routes) < self.vehicles):
             delta = rem + (arc(0, v) + arc(v, END))
             if delta < -eps and self.in_time(rowv[:i] + rowv[i + 1:]):
@@ -436,6 +441,53 @@ class _Search:
             if self.try_reverse(rv, 0, Lv - 1):
                 return True
         return False
+
+    def gap(self, x: int, y: int) -> float:
+        """The arc x -> y an insertion between x and y replaces (an empty route costs nothing)."""
+        return 0.0 if (x == 0 and y == END) else self.arc(x, y)
+
+    def best_gap(self, v: int, rest: list[int]) -> tuple[float, int]:
+        """(cost, index) of the cheapest insertion of v into the route `rest` (lowest index
+        among equal costs)."""
+        arc, gap = self.arc, self.gap
+        best, best_p, prev = 0.0, 0, 0
+        for p, x in enumerate(rest):
+            c = arc(prev, v) + arc(v, x) - gap(prev, x)
+            if p == 0 or c < best:
+                best, best_p = c, p
+            prev = x
+        c = arc(prev, v) + arc(v, END) - gap(prev, END)
+        if not rest or c < best:
+            best, best_p = c, len(rest)
+        return best, best_p
+
+    def try_swap_star(self, v: int, u: int, rem_v: float) -> bool:
+        """SWAP*: v to its cheapest position in u's route without u, u to its cheapest in v's
+        route without v; applied if it improves (and keeps every window)."""
+        rv, i, pv, nv, rowv = self.around(v)
+        ru, j, pu, nu, rowu = self.around(u)
+        rest_v, rest_u = rowv[:i] + rowv[i + 1:], rowu[:j] + rowu[j + 1:]
+        ins_v, at_v = self.best_gap(v, rest_u)
+        ins_u, at_u = self.best_gap(u, rest_v)
+        if len(rowu) == 1:
+            rem_u = -(self.arc(0, u) + self.arc(u, END))
+        else:
+            rem_u = self.arc(pu, nu) - self.arc(pu, u) - self.arc(u, nu)
+        delta = rem_v + rem_u + ins_v + ins_u
+        if not delta < -self.eps:
+            return False
+        new_v = rest_v[:at_u] + [u] + rest_v[at_u:]
+        new_u = rest_u[:at_v] + [v] + rest_u[at_v:]
+        if not self.in_time(new_v, new_u):
+            return False
+        self.routes[rv], self.routes[ru] = new_v, new_u
+        self._index(rv)
+        self._index(ru)
+        for x in (v, u, pv, nv, pu, nu,
+                  new_u[at_v - 1] if at_v > 0 else 0, new_u[at_v + 1] if at_v < len(new_u) - 1 else END,
+                  new_v[at_u - 1] if at_u > 0 else 0, new_v[at_u + 1] if at_u < len(new_v) - 1 else END):
+            self.push(x)
+        return True
 
     def relocated(self, v: int, u: int, after: bool) -> list[list[int]]:
         """The routes a relocation of v next to u would leave (one when they share a route)."""
@@ -463,16 +515,18 @@ class _Search:
 
 
 def local_search(solution: Any, problem_data: dict, touched: Sequence[int] | None = None,
-                 neighbours: np.ndarray | None = None, three_opt: bool = False) -> Any:
+                 neighbours: np.ndarray | None = None, level: int = 1) -> Any:
     """Improve a complete feasible solution as the native local search does; returns a new one.
 
     touched: the nodes whose don't-look bits start clear, in scan order (None: all nodes, and
     the result is a local optimum). neighbours: the core's candidate table (its first
     LS_NEIGHBOURS columns are used); by default the nearest neighbours, as the core has them
-    except on a tour computed on demand (pass ``problem.core.near`` there). three_opt: on a
-    tour, also the sequential 3-opt moves (a repair's ``local_search=2``).
+    except on a tour computed on demand (pass ``problem.core.near`` there). level: a repair's
+    ``local_search`` setting: from 2 on a tour also the sequential 3-opt moves, from 3 on VRP
+    routes also SWAP* (as the native search unless ``set_swap_star(False)`` or GLNS_ABLATE
+    turned it off).
     """
-    search = _Search(solution, problem_data, neighbours, three_opt)
+    search = _Search(solution, problem_data, neighbours, level)
     search.run(None if touched is None else list(touched))
     return search.result()
 
@@ -505,7 +559,8 @@ def _tsp_moves(tour: list[int], sym: bool, three_opt: bool = False):
                     yield ("or-3opt", tour[i], t[j - 1], t[k - 1]), t[j:k] + t[:j] + t[k:]
 
 
-def _vrp_moves(routes: list[list[int]], q: Sequence[int], cap: int, sym: bool, open_routes: bool):
+def _vrp_moves(routes: list[list[int]], q: Sequence[int], cap: int, sym: bool, open_routes: bool,
+               swap_star: bool = False):
     R = len(routes)
     loads = [sum(int(q[c]) for c in r) for r in routes]
     for r, route in enumerate(routes):
@@ -543,6 +598,17 @@ def _vrp_moves(routes: list[list[int]], q: Sequence[int], cap: int, sym: bool, o
                         new = [list(x) for x in routes]
                         new[r1][i], new[r2][j] = u, v
                         yield ("swap", v, u), new
+            for i, v in enumerate(a if swap_star else ()):  # SWAP*: each anywhere in the other route
+                for j, u in enumerate(b):
+                    if loads[r1] - q[v] + q[u] > cap or loads[r2] - q[u] + q[v] > cap:
+                        continue
+                    rest_a, rest_b = a[:i] + a[i + 1:], b[:j] + b[j + 1:]
+                    for pa in range(len(rest_a) + 1):
+                        for pb in range(len(rest_b) + 1):
+                            new = [list(x) for x in routes]
+                            new[r1] = rest_a[:pa] + [u] + rest_a[pa:]
+                            new[r2] = rest_b[:pb] + [v] + rest_b[pb:]
+                            yield ("swap*", v, u, pa, pb), new
             for c1 in range(len(a) + 1):  # 2-opt*: exchange tails
                 for c2 in range(len(b) + 1):
                     if (c1, c2) in ((0, 0), (len(a), len(b))):
@@ -556,11 +622,12 @@ def _vrp_moves(routes: list[list[int]], q: Sequence[int], cap: int, sym: bool, o
 
 
 def improving_moves(solution: Any, problem_data: dict, tol: float = 1e-9,
-                    limit: int | None = None, three_opt: bool = False) -> list[tuple[Any, float]]:
+                    limit: int | None = None, level: int = 1) -> list[tuple[Any, float]]:
     """Every move of the local search's neighbourhoods, over all node pairs (not just the
     neighbour lists), that lowers the cost by more than tol * cost: (move, gain) pairs.
-    three_opt: on a tour also every swap of two adjacent paths (or-3opt's first kind; the
-    search finds each such move from one of its cities by the positive-gain rule).
+    level: from 2 on a tour also every swap of two adjacent paths (or-3opt's first kind; the
+    search finds each such move from one of its cities by the positive-gain rule); from 3 on
+    VRP routes also every SWAP* (two customers of different routes exchanged, each put anywhere in the other).
 
     Brute force (each move is built as a new solution and priced by a full recomputation), for
     small instances only. ``limit`` stops after that many improving moves.
@@ -570,11 +637,11 @@ def improving_moves(solution: Any, problem_data: dict, tol: float = 1e-9,
     open_routes = bool(problem_data.get("open_routes", False))
     sym = bool(np.array_equal(d, d.T))
     if tsp:
-        moves = _tsp_moves(list(solution), sym, three_opt)
+        moves = _tsp_moves(list(solution), sym, level >= 2)
     else:
         q = [int(x) for x in problem_data["demands"]]
         moves = _vrp_moves([list(r) for r in solution if r], q, int(problem_data["capacity"]),
-                           sym, open_routes)
+                           sym, open_routes, level >= 3)
     base = matrix_cost(d, solution, tsp, open_routes)
     found = []
     for move, new in moves:
