@@ -71,6 +71,26 @@ def test_library_groups_by_set_with_best_known_values():
         library_groups(data_dir=DATA, sets=["Z"])
 
 
+def test_short_routes_keeps_the_files_whose_names_give_few_customers_per_route():
+    from glns.benchmark.suites import mean_route_length
+
+    assert mean_route_length("X-n101-k25.vrp") == 101 / 25
+    assert mean_route_length("eil51.tsp") is None
+    groups = library_groups(["tsplib", "cvrplib"], DATA, short_routes=5)
+    # A-n32-k5 (6.4) and the TSPLIB files (no k) are left out; E-n13-k4 (3.25), P-n16-k8 (2) stay
+    assert [(g.name, [p.name for p in g.instances]) for g in groups] == [
+        ("cvrplib-E", ["E-n13-k4"]), ("cvrplib-P", ["P-n16-k8"])]
+    assert "n / k < 5" in groups[0].notes[0]
+
+
+def test_every_baseline_is_a_solver_name():
+    from glns.benchmark.baselines import BASELINES
+    from glns.benchmark.solvers import BASELINE_NAMES
+
+    assert BASELINE_NAMES == tuple(BASELINES)
+    assert parse_solver("hgs").label.startswith("HGS-CVRP")
+
+
 # ---------------------------------------------------------------------------------- records
 
 
@@ -369,3 +389,12 @@ def test_retry_failed_reruns_the_batches_with_failed_runs(tmp_path, capsys):
     assert "1 batches already in" in capsys.readouterr().err   # of 2: the one with the failure reruns
     assert again["runs"][1]["error"] is None and again["runs"][1]["cost"] == first["runs"][1]["cost"]
     assert again["summary"][0]["failed"] == 0
+
+
+def test_an_ablated_run_says_so_in_its_labels_and_record(tmp_path, monkeypatch):
+    monkeypatch.setenv("GLNS_ABLATE", "swap_star")
+    doc = bench(tmp_path, "synthetic", "--problems", "cvrp", "--sizes", "10", "--instances", "1",
+                "--iterations", "20", "--solvers", "default")
+    assert doc["environment"]["ablated"] == ["swap_star"]
+    assert doc["solvers"]["default"]["label"].endswith("without swap_star")
+    assert "without swap_star" in (tmp_path / "out" / "summary.md").read_text()

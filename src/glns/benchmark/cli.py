@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from glns.ablation import ablated_parts
 from glns.benchmark import compare, paper, report, suites
 from glns.benchmark.runner import Settings, run_benchmark
 from glns.benchmark.solvers import BASELINE_NAMES, GLNS_SOLVERS, SolverSpec, parse_solver
@@ -34,8 +35,8 @@ def _log(line: str) -> None:
 
 
 #: the paper suite's implied baselines run where the paper's table has them: TSP against LKH-3,
-#: CVRP/OVRP against OR-Tools (and PyVRP, the stronger reference); alns everywhere
-PAPER_BASELINE_PROBLEMS = {"ortools": ("cvrp", "ovrp"), "pyvrp": ("cvrp", "ovrp")}
+#: CVRP/OVRP against OR-Tools (and PyVRP and HGS-CVRP, the stronger references); alns everywhere
+PAPER_BASELINE_PROBLEMS = {"ortools": ("cvrp", "ovrp"), "pyvrp": ("cvrp", "ovrp"), "hgs": ("cvrp",)}
 
 
 def _solvers(names: list[str], suite: str = "synthetic") -> tuple[list[SolverSpec], dict[str, str]]:
@@ -72,14 +73,15 @@ def _solvers(names: list[str], suite: str = "synthetic") -> tuple[list[SolverSpe
 
 def _groups(args: argparse.Namespace) -> list[suites.Group]:
     if args.suite in ("synthetic", "paper"):
-        if args.every is not None:
-            raise ValueError("--every selects files of the library suite")
+        for flag, value in (("--every", args.every), ("--short-routes", args.short_routes)):
+            if value is not None:
+                raise ValueError(f"{flag} selects files of the library suite")
         return suites.synthetic_groups(args.problems, args.sizes, args.instances)
     roundings = ["nint", "exact"] if args.rounding == "both" else [args.rounding]
     groups = []
     for rounding in roundings:
         groups += suites.library_groups(args.libraries, args.data, args.sets, rounding,
-                                        args.max_nodes, args.instances, args.every)
+                                        args.max_nodes, args.instances, args.every, args.short_routes)
     return groups
 
 
@@ -138,7 +140,9 @@ def cmd_bench(args: argparse.Namespace) -> int:
         _log(f"glns bench: skipping {name}: {why}")
     groups = _groups(args)
     out = Path(args.out or f"glns-bench/{args.suite}-{time.strftime('%Y%m%d-%H%M%S')}")
-    labels = {s.name: s.label + _budget_note(s, settings) for s in specs}
+    off = ablated_parts()      # GLNS_ABLATE: parts of glns turned off, in its rows' labels
+    labels = {s.name: s.label + (f" without {'+'.join(off)}" if off and s.kind == "glns" else "")
+              + _budget_note(s, settings) for s in specs}
     document: dict[str, Any] = {
         "format": report.FORMAT, "suite": args.suite, "created": report.timestamp(),
         "command": "glns " + " ".join(shlex.quote(a) for a in args.argv),
@@ -240,6 +244,9 @@ def add_bench_parser(sub: argparse._SubParsersAction) -> None:
     lib.add_argument("--max-nodes", type=int, help="skip files with more nodes")
     lib.add_argument("--every", type=int, metavar="K",
                      help="every K-th file by size per group (positions 0, K, 2K, ... sorted by DIMENSION, name)")
+    lib.add_argument("--short-routes", type=float, metavar="L",
+                     help="only files whose names give n / k < L (X-n101-k25: 4.04), i.e. routes of "
+                          "fewer than about L customers")
     cmp = b.add_argument_group("compare")
     cmp.add_argument("--tolerance", type=float, default=1e-9,
                      help="relative difference of costs below which two runs count as equal (default 1e-9)")

@@ -17,6 +17,7 @@ from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 
+from glns.ablation import ablated_parts
 from glns.executors import usable_cores
 from glns.version import __version__
 
@@ -235,7 +236,8 @@ def environment() -> dict[str, Any]:
         memory_gb = None
     return {"glns": __version__, "python": sys.version.split()[0], "packages": versions,
             "cpu": _cpu_model(), "cores": usable_cores(), "memory_gb": memory_gb,
-            "platform": platform.platform(), "hostname": platform.node()}
+            "platform": platform.platform(), "hostname": platform.node(),
+            "ablated": list(ablated_parts())}
 
 
 def write_outputs(out_dir: str | os.PathLike, document: Mapping[str, Any], markdown: str, csv_data: str) -> dict[str, Path]:

@@ -13,7 +13,7 @@ glns configurations (run with :func:`glns.solve_many`, every instance with its o
   each: native names, source code, or functions of that file), and optionally PROBLEMS.
   ``population:PATH``: a G-LNS export's final populations.
 
-Baselines (``ortools``, ``pyvrp``, ``lkh``, ``alns``): :mod:`glns.benchmark.baselines`, optional
+Baselines (``ortools``, ``pyvrp``, ``lkh``, ``alns``, ``hgs``): :mod:`glns.benchmark.baselines`, optional
 extra ``bench``.
 """
 
@@ -29,7 +29,7 @@ from glns.params import SolveParams
 __all__ = ["SolverSpec", "parse_solver", "GLNS_SOLVERS", "BASELINE_NAMES"]
 
 PAPER_SEEDS = (("random_removal", "worst_removal"), ("greedy_insertion",))
-BASELINE_NAMES = ("ortools", "pyvrp", "lkh", "alns")
+BASELINE_NAMES = ("ortools", "pyvrp", "lkh", "alns", "hgs")
 
 
 @dataclass

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import csv
 import os
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Sequence
@@ -30,7 +31,7 @@ from glns.benchmark.instances import file_locator, header_field, paper_locator, 
 from glns.problems import Problem
 
 __all__ = ["Group", "synthetic_groups", "library_groups", "find_library", "large_best_known",
-           "every_kth", "CVRPLIB_SETS", "LIBRARIES", "SYNTHETIC_SIZES"]
+           "every_kth", "mean_route_length", "CVRPLIB_SETS", "LIBRARIES", "SYNTHETIC_SIZES"]
 
 SYNTHETIC_SIZES = (10, 20, 50, 100, 200)
 #: CVRPLIB sets in the paper's appendix order
@@ -131,12 +132,22 @@ def every_kth(files: Sequence[Path], k: int | None) -> list[tuple[int, Path]]:
     return list(enumerate(ordered))[::k or 1]
 
 
+def mean_route_length(name: str) -> float | None:
+    """n / k from a CVRPLIB file name such as X-n101-k25 (nodes over the fleet's size: about
+    the customers per route), or None when the name has no -n and -k parts."""
+    match = re.search(r"-n(\d+)-k(\d+)", name)
+    return int(match[1]) / int(match[2]) if match and int(match[2]) > 0 else None
+
+
 def _file_group(name: str, problem: str, files: list[Path], rounding: str, max_nodes: int | None,
                 count: int | None, every: int | None = None,
-                extra_refs: dict[str, float] | None = None) -> Group | None:
-    """A group of the files (smallest first): at most max_nodes nodes, then every ``every``-th
-    of those, then the first ``count``; references from the shipped table, else extra_refs."""
-    small = [p for p in files if max_nodes is None or _dimension(p) <= max_nodes]
+                extra_refs: dict[str, float] | None = None,
+                short_routes: float | None = None) -> Group | None:
+    """A group of the files (smallest first): at most max_nodes nodes (and, with short_routes,
+    only the files whose names give n / k below it), then every ``every``-th of those, then the
+    first ``count``; references from the shipped table, else extra_refs."""
+    small = [p for p in files if (max_nodes is None or _dimension(p) <= max_nodes)
+             and (short_routes is None or (mean_route_length(p.name) or short_routes) < short_routes)]
     picked = every_kth(small, every)[:count]
     if not picked:
         return None
@@ -191,7 +202,7 @@ def _sol_costs(folder: Path) -> dict[str, float]:
 def library_groups(which: Sequence[str] = ("tsplib", "cvrplib"), data_dir: str | os.PathLike | None = None,
                    sets: Sequence[str] = CVRPLIB_SETS, rounding: str = "nint",
                    max_nodes: int | None = None, count: int | None = None,
-                   every: int | None = None) -> list[Group]:
+                   every: int | None = None, short_routes: float | None = None) -> list[Group]:
     """Groups of TSPLIB files (one group), CVRPLIB files (one group per set) and the large
     folder's XXL and TSP files (one group each).
 
@@ -200,7 +211,9 @@ def library_groups(which: Sequence[str] = ("tsplib", "cvrplib"), data_dir: str |
     libraries' convention; gaps to the best-known values are exact) or "exact" (raw
     coordinates). max_nodes: skip files with a larger DIMENSION. every: of the files left,
     sorted by size, those at positions 0, every, 2 every, ... count: at most this many files
-    per group (smallest first). Raises FileNotFoundError when the data folder (or the large
+    per group (smallest first). short_routes: only the files whose names give n / k (nodes
+    over vehicles, e.g. X-n101-k25) below it, routes of fewer customers on average; the
+    others, and files without n and k in their names, are left out. Raises FileNotFoundError when the data folder (or the large
     folder a library needs) is missing and ValueError for unknown names.
     """
     unknown = [w for w in which if w not in LIBRARIES]
@@ -218,9 +231,12 @@ def library_groups(which: Sequence[str] = ("tsplib", "cvrplib"), data_dir: str |
     groups: list[Group | None] = []
 
     def add(name: str, problem: str, files: list[Path], notes: Sequence[str] = ()) -> None:
-        group = _file_group(f"{name}{suffix}", problem, files, rounding, max_nodes, count, every, index)
+        group = _file_group(f"{name}{suffix}", problem, files, rounding, max_nodes, count, every, index,
+                            short_routes)
         if group is not None:
             group.notes[:0] = notes
+            if short_routes is not None:
+                group.notes.insert(0, f"files whose names give n / k < {short_routes:g} (short routes)")
             if every not in (None, 1):
                 group.notes.insert(0, f"every {every}-th file by size (positions 0, {every}, "
                                       f"{2 * every}, ... of the files sorted by DIMENSION, name)")
@@ -236,7 +252,8 @@ def library_groups(which: Sequence[str] = ("tsplib", "cvrplib"), data_dir: str |
                                         "Gehring-Homberger files (shared/data/vrptw)")
             distance_only = sub == "gh1000"
             group = _file_group(f"vrptw-{sub}", "vrptw", list(folder.glob(pattern)), "dimacs",
-                                max_nodes, count, every, _sol_costs(folder) if distance_only else {})
+                                max_nodes, count, every, _sol_costs(folder) if distance_only else {},
+                                short_routes)
             if group is not None:
                 if not distance_only:
                     group.references = [None] * len(group.references)
