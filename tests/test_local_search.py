@@ -403,8 +403,9 @@ def test_swap_star_ties_match_the_reference(kind, n, seed, capacity):
 
 
 def test_swap_star_cache_with_more_nodes_than_slots():
-    """Above 1,024 nodes the cache of cheapest positions is shared between nodes (hashed):
-    a search after a repair still matches the reference that scans every route."""
+    """Above 1,024 nodes the cache of cheapest positions (4,096 slots, hashed by node and
+    route) has more collisions: a search after a repair still matches the reference that
+    scans every route."""
     problem = make_problem("cvrp", 1500, 3, 100)
     data = problem.problem_data()
     base = local_search_py(problem.core, random_solution(problem, SplitMix64(3)))
