@@ -21,7 +21,7 @@ _ROUNDING_SLACK = {"exact": 0.0, "nint": 1.0, "dimacs": 0.2}
 _FLOAT_SLACK = 1e-9
 #: an explicit matrix of at most this many nodes gets its exact insertion floor (O(n^3));
 #: a larger one has none (-inf): SWAP* then prices every pair
-EXACT_FLOOR_NODES = 300
+EXACT_FLOOR_NODES = 100
 
 
 def coordinate_insertion_floor(coords, rounding: str, double route_cost=0.0) -> float:

@@ -113,7 +113,8 @@ cdef struct Work:
                         # call costs O(routes it looks at), not O(n))
     char *pre_ok        # one per route slot (pre_slots of them; grows with new routes)
     int pre_slots
-    int *stamp          # one per route slot: bumped whenever the route changes (_fix_pre)
+    int *stamp          # SWAP* only (else NULL): one per route slot, bumped whenever the
+                        # route changes (_fix_pre)
     Top3 *tops          # SWAP*: nodes' cheapest positions in routes, hashed by node and route
     int tops_mask       # (power of two) - 1
     int *tmp            # scratch: max(n, 2 * stride) ints
@@ -480,7 +481,8 @@ cdef void _fix_pre(Work *w, int r) noexcept nogil:
         acc += w.inst.demand[row[i]]
         w.pre[row[i]] = acc
     w.pre_ok[r] = 1
-    w.stamp[r] += 1
+    if w.stamp != NULL:         # SWAP*'s cache only
+        w.stamp[r] += 1
 
 
 cdef int _pre_room(Work *w, int r) except -1 nogil:
@@ -495,14 +497,17 @@ cdef int _pre_room(Work *w, int r) except -1 nogil:
     grown = <char *> realloc(w.pre_ok, slots * sizeof(char))
     if grown != NULL:
         w.pre_ok = grown
-    stamps = <int *> realloc(w.stamp, slots * sizeof(int))
+    stamps = w.stamp
     if stamps != NULL:
-        w.stamp = stamps
-    if grown == NULL or stamps == NULL:
+        stamps = <int *> realloc(w.stamp, slots * sizeof(int))
+        if stamps != NULL:
+            w.stamp = stamps
+    if grown == NULL or (w.stamp != NULL and stamps == NULL):
         with gil:
             raise MemoryError()
     memset(&grown[w.pre_slots], 0, (slots - w.pre_slots) * sizeof(char))
-    memset(&stamps[w.pre_slots], 0, (slots - w.pre_slots) * sizeof(int))
+    if stamps != NULL:
+        memset(&stamps[w.pre_slots], 0, (slots - w.pre_slots) * sizeof(int))
     w.pre_slots = slots
     return 0
 
@@ -805,7 +810,7 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
     cdef int nv = rowv[i + 1] if i < Lv - 1 else END
     cdef int64_t qv = inst.demand[v], qu, head_u, head_v
     cdef double rem = removal_delta(s, inst, v)
-    cdef double delta, tail
+    cdef double delta
     cdef int c, u, ru, j, Lu, pu, nu, lo, hi, r
     cdef const int *rowu
     for c in range(w.K):
@@ -870,8 +875,7 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
         if (w.pre[v] + (s.load[ru] - head_u) <= cap
                 and head_u + (s.load[rv] - w.pre[v]) <= cap):
             # an emptied route (depot straight to END) costs nothing
-            tail = 0.0 if (pu == 0 and nv == END) else arc(inst, pu, nv)
-            delta = arc(inst, v, u) + tail - arc(inst, v, nv) - arc(inst, pu, u)
+            delta = arc(inst, v, u) + _gap(inst, pu, nv) - arc(inst, v, nv) - arc(inst, pu, u)
             if delta < -w.eps and (not timed or (win_join(s, inst, v, u)
                                                  and win_join(s, inst, pu, nv))):
                 _exchange_tails(w, rv, i + 1, ru, j)
@@ -881,8 +885,7 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
         head_v = w.pre[v] - qv
         if (w.pre[u] + (s.load[rv] - head_v) <= cap
                 and head_v + (s.load[ru] - w.pre[u]) <= cap):
-            tail = 0.0 if (pv == 0 and nu == END) else arc(inst, pv, nu)
-            delta = arc(inst, u, v) + tail - arc(inst, pv, v) - arc(inst, u, nu)
+            delta = arc(inst, u, v) + _gap(inst, pv, nu) - arc(inst, pv, v) - arc(inst, u, nu)
             if delta < -w.eps and (not timed or (win_join(s, inst, u, v)
                                                  and win_join(s, inst, pv, nu))):
                 _exchange_tails(w, ru, j + 1, rv, i)
@@ -950,17 +953,19 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
     w.pre = <int64_t *> malloc(n * sizeof(int64_t))
     w.pre_slots = max(s.route_slots, 1)
     w.pre_ok = <char *> calloc(w.pre_slots, sizeof(char))
-    w.stamp = <int *> calloc(w.pre_slots, sizeof(int))
+    w.stamp = NULL
+    w.tops = NULL
     w.tops_mask = 1
-    while w.tops_mask < min(4 * n, LS_TOPS_SLOTS):
-        w.tops_mask *= 2
-    w.tops = <Top3 *> malloc(w.tops_mask * sizeof(Top3)) if w.swap_star and not tour else NULL
+    if w.swap_star:             # its cache and the route stamps that keep it valid
+        w.stamp = <int *> calloc(w.pre_slots, sizeof(int))
+        while w.tops_mask < min(4 * n, LS_TOPS_SLOTS):
+            w.tops_mask *= 2
+        w.tops = <Top3 *> malloc(w.tops_mask * sizeof(Top3))
     w.tops_mask -= 1
     w.tmp = <int *> malloc((n + 2 * s.stride) * sizeof(int))
     try:
         if (w.queue == NULL or w.inq == NULL or w.pre == NULL or w.pre_ok == NULL
-                or w.tmp == NULL or w.stamp == NULL
-                or (w.swap_star and not tour and w.tops == NULL)):
+                or w.tmp == NULL or (w.swap_star and (w.stamp == NULL or w.tops == NULL))):
             with gil:
                 raise MemoryError()
         memset(w.inq, 0, n * sizeof(char))
