@@ -102,3 +102,14 @@ def test_error_from_the_command_line_has_no_traceback(tmp_path):
     assert run.returncode == 2 and run.stdout == ""
     assert run.stderr.startswith("glns: error: bad.vrp: ") and "Traceback" not in run.stderr
     assert not (tmp_path / "x.sol").exists()
+
+
+def test_load_penalty_flag_runs_the_penalised_search(capsys):
+    argv = ["solve", "--problem", "cvrp", "--size", "40", "--iterations", "200", "--json", "--seed", "3"]
+    assert main(argv) == 0
+    plain = json.loads(capsys.readouterr().out)
+    assert main([*argv, "--load-penalty", "0.3"]) == 0
+    penalised = json.loads(capsys.readouterr().out)
+    assert penalised["solution"] != plain["solution"]
+    assert main([*argv, "--load-penalty", "1.5"]) == 2
+    assert "load_penalty must be in (0, 1)" in capsys.readouterr().err

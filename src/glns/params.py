@@ -349,6 +349,12 @@ class SolveParams:
         Hilbert-curve order (faster: the nodes an iteration touches lie close together in
         the core's arrays) and maps the solution back, unless its ids are that local already
         (docs/method.md, "Node order"); None: never.
+    load_penalty : float or None, default None
+        Penalised loads on CVRP and OVRP (docs/method.md, "Penalised loads"): the local
+        search of a native repair may overload routes at a cost per unit of excess and then
+        repairs them; the weight adapts so that about this share of searches ends within the
+        capacity before the repair. In (0, 1); None: every move keeps every load within the
+        capacity. Time windows and tours ignore it.
 
     Raises
     ------
@@ -371,6 +377,7 @@ class SolveParams:
     initial: str = "auto"
     epochs: Epochs | None = field(default_factory=Epochs)
     renumber: int | None = RENUMBER_FROM
+    load_penalty: float | None = None
 
     def __post_init__(self) -> None:
         fractions = self.destroy_fraction if isinstance(self.destroy_fraction, tuple) else (self.destroy_fraction,)
@@ -404,6 +411,8 @@ class SolveParams:
             raise ValueError(f"epochs must be Epochs or None, got {self.epochs!r}")
         if self.renumber is not None:
             check_count(self.renumber, "renumber (customers)")
+        if self.load_penalty is not None and not 0 < self.load_penalty < 1:
+            raise ValueError(f"load_penalty must be in (0, 1) or None, got {self.load_penalty}")
 
     @classmethod
     def paper(cls, **changes: Any) -> "SolveParams":
@@ -523,4 +532,5 @@ class SolveParams:
                            epoch_iterations=self.epochs.first_iterations(n_customers) if self.epochs else 0,
                            epoch_growth=self.epochs.growth if self.epochs else 1.0,
                            epoch_temperature=self.epochs.temperature if self.epochs else 0.0,
-                           open_ended=open_ended, trace_limit=trace_limit)
+                           open_ended=open_ended, trace_limit=trace_limit,
+                           load_penalty=self.load_penalty or 0.0)

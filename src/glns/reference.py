@@ -17,6 +17,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from glns._core._alns import REFERENCE_GRANULAR
+from glns.operators.library.local_search import LoadPenalty, local_search as twin_local_search
 from glns.operators.library.repair import blink_insertion
 from glns.params import FixedTemperature, SolveParams
 from glns.problems import Problem
@@ -75,12 +76,17 @@ def reseeding(op: Any) -> Callable:
 
 def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequence[Callable],
                    iterations: int, seed: int = 0,
-                   params: SolveParams | None = None, timed: bool = False) -> dict[str, Any]:
+                   params: SolveParams | None = None, timed: bool = False,
+                   local_search: Sequence[int] | None = None) -> dict[str, Any]:
     """Run the loop in plain Python with operators ``op(x, k_or_removed, problem_data, rng)``.
 
     timed: replay the first `iterations` iterations of a run with only a time limit (its
     annealing in epochs, glns.params.Epochs, when params has them and AutoTemperature),
     instead of a run with an iteration budget.
+    local_search: per repair, the level of the twin local search that follows it from the
+    reinserted nodes (0: none), as a native repair's ``local_search`` setting; with
+    ``params.load_penalty`` it is the penalised search, whose overloaded results are dropped
+    (sigma4) as in the core.
 
     Returns the same statistics as the core: best/current curves, per-operator calls,
     outcomes, weights, fitness, and the synergy matrix.
@@ -104,6 +110,11 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
         cur = random_solution(problem, rng)
     cur_cost = solution_cost(problem, cur)
     best, best_cost = copy.deepcopy(cur), cur_cost
+    levels = list(local_search) if local_search is not None else [0] * nr
+    penalty = None
+    if params.load_penalty and problem.has_depot and problem.capacity:
+        total = int(np.asarray(data["demands"])[1:].sum())
+        penalty = LoadPenalty(params.load_penalty, max(cur_cost, 1e-9) / max(total, 1))
     temp = params.temperature
     if isinstance(temp, FixedTemperature):
         T, alpha, T_end = temp.t0, temp.alpha, None
@@ -149,8 +160,15 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
         removed, partial = destroy[d](copy.deepcopy(cur), k, data, rng)
         cand = repair[r](partial, removed, data, rng)
         cand = [list(route) for route in cand if route] if problem.has_depot else list(cand)
+        fits = True
+        if levels[r] and penalty is not None:
+            cand, fits = penalty.search(cand, data, removed, levels[r])
+        elif levels[r]:
+            cand = twin_local_search(cand, data, removed, level=levels[r])
         cand_cost = solution_cost(problem, cand)
-        if problem.timed and problem.violation(cand) is not None:
+        if not fits:
+            s = 3                   # left overloaded: dropped
+        elif problem.timed and problem.violation(cand) is not None:
             s = 3                   # the core rejects a candidate that breaks a window
         elif cand_cost < best_cost:
             s = 0
@@ -182,4 +200,6 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
         "repair_fitness": np.array(fr), "destroy_outcomes": np.array(out_d).reshape(nd, 4),
         "repair_outcomes": np.array(out_r).reshape(nr, 4), "synergy": synergy,
         "initial_temperature": t0, "restarts": restarts,
+        "load_penalty": None if penalty is None or not penalty.stats["searches"]
+        else {"weight": penalty.weight, **penalty.stats},
     }

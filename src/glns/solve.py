@@ -282,4 +282,5 @@ def _result(problem: Problem, run: RunResult, solution: Any, cost: float, destro
         restarts=run.restarts, stop_reason=run.stop_reason,
         curve_iterations=run.curve_iterations, curve_seconds=run.curve_seconds,
         improvements=run.improvements,
+        extra={} if run.load_penalty is None else {"load_penalty": run.load_penalty},
     )

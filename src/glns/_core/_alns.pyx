@@ -35,6 +35,7 @@ from glns._core._solution cimport (
     sol_random_init, sol_to_py, sol_load, sol_clear,
 )
 from glns._core._operator cimport NativeOp, NativeOperator, run_destroy, run_repair
+from glns._core._local_search cimport LoadPenalty
 from glns._core._repair cimport blink_insertion, ORDER_RANDOM
 from glns._core._kind cimport is_tour
 from glns._core._windows cimport win_route_ok
@@ -269,6 +270,14 @@ cdef inline int _back_to_best(Sol *cur, Sol *cand, const Sol *best, const Inst *
     return 0
 
 
+cdef int64_t _total_demand(const Inst *c) noexcept nogil:
+    cdef int64_t total = 0
+    cdef int v
+    for v in range(c.first, c.n):
+        total += c.demand[v]
+    return total
+
+
 cdef class _Run:
     """Solutions and buffers of one run, freed together."""
     cdef Sol cur, cand, best
@@ -451,6 +460,15 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
     cdef int64_t since_anchor = 0, restarts = 0
     cdef double t_anchor = 0.0
 
+    # Penalised loads (_local_search.pyx): the weight starts at the cost per unit of demand
+    cdef LoadPenalty pen
+    memset(&pen, 0, sizeof(LoadPenalty))
+    pen.target = settings.load_penalty
+    if pen.target > 0 and c.capacitated:
+        pen.weight = max(run.cur.cost, 1e-9) / max(_total_demand(c), 1)
+        pen.low = pen.weight * 1e-3
+        pen.high = pen.weight * 1e3
+
     cdef int64_t it = 0, since_best = 0
     cdef int stop = STOP_NONE
     cdef list pending = []
@@ -562,7 +580,9 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
                 repair_called = True
                 if R.native[r].repair != NULL:
                     t_op = now()
-                    run_repair(&R.native[r], &run.cand, c, run.removed, n_removed, &rng, deadline)
+                    if run_repair(&R.native[r], &run.cand, c, run.removed, n_removed, &rng,
+                                  deadline, &pen):
+                        ok = False      # left overloaded: dropped like a rejected candidate
                     R.seconds[r] += now() - t_op
                     if c.timed and _window_fault(&run.cand, c):
                         ok = False
@@ -648,4 +668,8 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
         destroy=D.record(), repair=R.record(), **trace_arrays(&run.trace),
         synergy=synergy, initial_temperature=T0, restarts=restarts,
         stop_reason=STOP_REASONS[stop] if stop != STOP_NONE else "iterations",
+        load_penalty=(None if pen.searches == 0 else
+                      {"weight": pen.weight, "searches": pen.searches,
+                       "feasible": pen.first_feasible, "repaired": pen.repaired,
+                       "dropped": pen.lost}),
     )

@@ -36,11 +36,22 @@
 # neighbourhoods; with a touched list it is the usual don't-look-bit approximation (a node whose
 # moves became improving only through changes elsewhere, e.g. a route load, is not re-examined).
 #
+# Penalised loads (a run's LoadPenalty, CVRP/OVRP without windows): a move may leave a route
+# above the capacity; its delta then also counts lam * (change of the two routes' excess loads),
+# lam = the penalty's weight. A move into a route still needs room in its row (stride: the most
+# customers whose smallest demands fit). If the search ends with an overloaded route, it is
+# searched again from the nodes of the overloaded routes at LOAD_REPAIR_FACTOR times the weight
+# (LOAD_REPAIRS times at most); a result still overloaded is reported to the caller (the loop
+# drops it). The weight adapts towards the share of searches that should end within the
+# capacity before a repair (_adapt). The same moves in the same order otherwise: with a weight
+# no move can pay for, the penalised search is the plain one.
+#
 # Deadline: a run with a time limit passes its end (the _clock.now() time); the search reads the
 # clock every LS_CLOCK_EVERY nodes it takes from the queue and stops once the deadline is past,
-# whatever is still queued. Every move keeps the solution feasible, so the result is a valid,
-# partly improved solution. Without it the budget was checked only between iterations, and the
-# first iteration from a random 30,000-city tour (a descent across the whole tour) took 5 s.
+# whatever is still queued. Every move of the plain search keeps the solution feasible, so
+# the result is a valid, partly improved solution (a penalised one may be left overloaded).
+# Without it the budget was checked only between iterations, and the first iteration from a
+# random 30,000-city tour (a descent across the whole tour) took 5 s.
 # Runs without a time limit pass 0 (no deadline) and never read the clock here.
 from libc.stdlib cimport malloc, calloc, realloc, free
 from libc.string cimport memcpy, memmove, memset
@@ -104,6 +115,9 @@ cdef struct Work:
     double eps          # improvement threshold
     bint three_opt      # TSP: also the sequential 3-opt moves (_tsp_three_opt)
     bint swap_star      # VRP: also SWAP* (_try_swap_star)
+    bint penalised      # VRP: loads may exceed cap at lam per unit (else every load fits)
+    int64_t cap         # load_limit(inst)
+    double lam
     int *queue          # ring buffer of nodes with a clear don't-look bit (n slots)
     int head
     int count
@@ -470,6 +484,17 @@ cdef int _three_opt_valid(Work *w, int t1, int t2, int t3, int pos_2, int off3, 
 
 # ---------------------------------------------------------------------------------- VRP
 
+# Penalised loads: see local_search. Every LOAD_WINDOW searches the weight is multiplied by
+# LOAD_UP when the share that ended feasible is below target - LOAD_SLACK, by LOAD_DOWN when
+# it is above target + LOAD_SLACK; an overloaded result gets LOAD_REPAIRS more searches from
+# the overloaded routes' nodes, each at LOAD_REPAIR_FACTOR times the weight before.
+cdef int LOAD_WINDOW = 100
+cdef double LOAD_SLACK = 0.05
+cdef double LOAD_UP = 1.2
+cdef double LOAD_DOWN = 0.85
+cdef int LOAD_REPAIRS = 2
+cdef double LOAD_REPAIR_FACTOR = 10.0
+
 cdef void _fix_pre(Work *w, int r) noexcept nogil:
     """Recompute the prefix loads of route r (called after every change of a route, so it
     also bumps the route's stamp)."""
@@ -510,6 +535,28 @@ cdef int _pre_room(Work *w, int r) except -1 nogil:
         memset(&stamps[w.pre_slots], 0, (slots - w.pre_slots) * sizeof(int))
     w.pre_slots = slots
     return 0
+
+
+cdef inline double _excess(const Work *w, int64_t load) noexcept nogil:
+    """The penalty of a route carrying `load`."""
+    return (load - w.cap) * w.lam if load > w.cap else 0.0
+
+
+cdef inline double _load_delta(const Work *w, int64_t new_a, int64_t old_a, int64_t new_b,
+                               int64_t old_b) noexcept nogil:
+    """The change of penalty when two routes' loads go from old to new."""
+    return (_excess(w, new_a) - _excess(w, old_a)) + (_excess(w, new_b) - _excess(w, old_b))
+
+
+cdef inline bint _tails_fit(const Work *w, int len_v, int len_u, int64_t new_v, int64_t old_v,
+                            int64_t new_u, int64_t old_u, double *pd) noexcept nogil:
+    """Whether a 2-opt* that leaves v's and u's routes with these lengths and loads may be
+    made, and its penalty change in pd (0 unless penalised)."""
+    if w.penalised:
+        pd[0] = _load_delta(w, new_v, old_v, new_u, old_u)
+        return len_v <= w.s.stride and len_u <= w.s.stride
+    pd[0] = 0.0
+    return new_v <= w.cap and new_u <= w.cap
 
 
 cdef inline void _need_pre(Work *w, int r) noexcept nogil:
@@ -799,7 +846,8 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
     """Apply the first improving VRP move of customer v; 1 if one was applied."""
     cdef Sol *s = w.s
     cdef const Inst *inst = w.inst
-    cdef int64_t cap = load_limit(inst)
+    cdef int64_t cap = w.cap
+    cdef bint pz = w.penalised
     cdef bint sym = inst.symmetric
     cdef bint timed = inst.timed
     cdef int rv = s.route_of[v]
@@ -810,8 +858,10 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
     cdef int nv = rowv[i + 1] if i < Lv - 1 else END
     cdef int64_t qv = inst.demand[v], qu, head_u, head_v
     cdef double rem = removal_delta(s, inst, v)
-    cdef double delta
+    cdef double delta, pd
+    cdef int64_t load_v, load_u, new_v, new_u
     cdef int c, u, ru, j, Lu, pu, nu, lo, hi, r
+    cdef bint room
     cdef const int *rowu
     for c in range(w.K):
         u = inst.near[v * inst.n_near + c]
@@ -822,17 +872,27 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
         pu = rowu[j - 1] if j > 0 else 0
         nu = rowu[j + 1] if j < Lu - 1 else END
         qu = inst.demand[u]
-        if ru == rv or s.load[ru] + qv <= cap:
+        load_v = s.load[rv]
+        load_u = s.load[ru]
+        pd = 0.0
+        if ru == rv:
+            room = True
+        elif pz:        # any load, as long as the row has room
+            room = Lu < s.stride
+            pd = _load_delta(w, load_u + qv, load_u, load_v - qv, load_v)
+        else:
+            room = load_u + qv <= cap
+        if room:
             # relocate v after u (not where it is already)
             if u != pv:
-                delta = rem + (arc(inst, u, v) + arc(inst, v, nu) - arc(inst, u, nu))
+                delta = (rem + pd) + (arc(inst, u, v) + arc(inst, v, nu) - arc(inst, u, nu))
                 if delta < -w.eps and (not timed or _relocate_in_time(w, v, u, True)):
                     _relocate(w, v, u, True)
                     _push(w, v); _push(w, pv); _push(w, nv); _push(w, u); _push(w, nu)
                     return 1
             # relocate v before u
             if u != nv:
-                delta = rem + (arc(inst, pu, v) + arc(inst, v, u) - arc(inst, pu, u))
+                delta = (rem + pd) + (arc(inst, pu, v) + arc(inst, v, u) - arc(inst, pu, u))
                 if delta < -w.eps and (not timed or _relocate_in_time(w, v, u, False)):
                     _relocate(w, v, u, False)
                     _push(w, v); _push(w, pv); _push(w, nv); _push(w, pu); _push(w, u)
@@ -860,9 +920,12 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
                 return 1
             continue
         # swap v and u
-        if s.load[rv] - qv + qu <= cap and s.load[ru] - qu + qv <= cap:
-            delta = ((arc(inst, pv, u) + arc(inst, u, nv) - arc(inst, pv, v) - arc(inst, v, nv))
-                     + (arc(inst, pu, v) + arc(inst, v, nu) - arc(inst, pu, u) - arc(inst, u, nu)))
+        new_v = load_v - qv + qu
+        new_u = load_u - qu + qv
+        pd = _load_delta(w, new_v, load_v, new_u, load_u) if pz else 0.0
+        if pz or (new_v <= cap and new_u <= cap):
+            delta = pd + ((arc(inst, pv, u) + arc(inst, u, nv) - arc(inst, pv, v) - arc(inst, v, nv))
+                          + (arc(inst, pu, v) + arc(inst, v, nu) - arc(inst, pu, u) - arc(inst, u, nu)))
             if delta < -w.eps and (not timed or (win_between(s, inst, pv, u, nv)
                                                  and win_between(s, inst, pu, v, nu))):
                 _swap(w, v, u)
@@ -872,10 +935,11 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
         _need_pre(w, rv)
         _need_pre(w, ru)
         head_u = w.pre[u] - qu
-        if (w.pre[v] + (s.load[ru] - head_u) <= cap
-                and head_u + (s.load[rv] - w.pre[v]) <= cap):
+        new_v = w.pre[v] + (load_u - head_u)
+        new_u = head_u + (load_v - w.pre[v])
+        if _tails_fit(w, i + 1 + Lu - j, j + Lv - i - 1, new_v, load_v, new_u, load_u, &pd):
             # an emptied route (depot straight to END) costs nothing
-            delta = arc(inst, v, u) + _gap(inst, pu, nv) - arc(inst, v, nv) - arc(inst, pu, u)
+            delta = pd + (arc(inst, v, u) + _gap(inst, pu, nv) - arc(inst, v, nv) - arc(inst, pu, u))
             if delta < -w.eps and (not timed or (win_join(s, inst, v, u)
                                                  and win_join(s, inst, pu, nv))):
                 _exchange_tails(w, rv, i + 1, ru, j)
@@ -883,21 +947,28 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
                 return 1
         # 2-opt*: ru = ru[..u] + rv[v..], rv = rv[..pv] + ru[nu..]
         head_v = w.pre[v] - qv
-        if (w.pre[u] + (s.load[rv] - head_v) <= cap
-                and head_v + (s.load[ru] - w.pre[u]) <= cap):
-            delta = arc(inst, u, v) + _gap(inst, pv, nu) - arc(inst, pv, v) - arc(inst, u, nu)
+        new_u = w.pre[u] + (load_v - head_v)
+        new_v = head_v + (load_u - w.pre[u])
+        if _tails_fit(w, i + Lu - j - 1, j + 1 + Lv - i, new_v, load_v, new_u, load_u, &pd):
+            delta = pd + (arc(inst, u, v) + _gap(inst, pv, nu) - arc(inst, pv, v) - arc(inst, u, nu))
             if delta < -w.eps and (not timed or (win_join(s, inst, u, v)
                                                  and win_join(s, inst, pv, nu))):
                 _exchange_tails(w, ru, j + 1, rv, i)
                 _push(w, v); _push(w, pv); _push(w, u); _push(w, nu)
                 return 1
         # SWAP*: v and u each to their cheapest position in the other's route
-        if (w.swap_star and s.load[rv] - qv + qu <= cap and s.load[ru] - qu + qv <= cap
-                and _try_swap_star(w, v, u, rem)):
-            return 1
+        if w.swap_star:
+            new_v = load_v - qv + qu
+            new_u = load_u - qu + qv
+            if pz:
+                if _try_swap_star(w, v, u, rem + _load_delta(w, new_v, load_v, new_u, load_u)):
+                    return 1
+            elif new_v <= cap and new_u <= cap and _try_swap_star(w, v, u, rem):
+                return 1
     # v alone in a new route (vehicles are unlimited; can pay in an OVRP)
     if Lv > 1 and (inst.fleet <= 0 or s.n_routes < inst.fleet):
-        delta = rem + new_route_cost(inst, v)
+        pd = _load_delta(w, s.load[rv] - qv, s.load[rv], 0, 0) if pz else 0.0
+        delta = (rem + pd) + new_route_cost(inst, v)
         if delta < -w.eps and (not timed or win_join(s, inst, pv, nv)):
             sol_remove(s, inst, v)
             r = sol_new_route(s)
@@ -917,9 +988,66 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
 
 # ---------------------------------------------------------------------------------- driver
 
+cdef bint _descend(Work *w, bint full, double deadline, int *taken) except -1 nogil:
+    """Take nodes from the queue and apply their first improving moves until it is empty
+    (with `full`: then sweep over every node until a sweep changes nothing). True if the
+    deadline stopped it."""
+    cdef const Inst *inst = w.inst
+    cdef bint tour = is_tour(inst)
+    cdef bint improved = 0
+    cdef int v
+    while True:
+        while w.count > 0:
+            if deadline > 0 and taken[0] % LS_CLOCK_EVERY == 0 and now() >= deadline:
+                return True
+            taken[0] += 1
+            v = _pop(w)
+            if tour:
+                if _tsp_try(w, v):
+                    improved = 1
+            elif _vrp_try(w, v):
+                improved = 1
+        if not full or not improved:
+            return False
+        # confirm with a sweep over every node; stop when a sweep changes nothing
+        improved = 0
+        for v in range(inst.first, inst.n):
+            _push(w, v)
+
+
+cdef int _overloaded(Work *w, bint queue) noexcept nogil:
+    """The routes of w.s above the capacity; with `queue`, their nodes are queued."""
+    cdef Sol *s = w.s
+    cdef int k, r, i, over = 0
+    for k in range(s.n_routes):
+        r = s.order[k]
+        if s.load[r] > w.cap:
+            over += 1
+            if queue:
+                for i in range(s.length[r]):
+                    _push(w, s.nodes[r * s.stride + i])
+    return over
+
+
+cdef void _adapt(LoadPenalty *pen) noexcept nogil:
+    """Every LOAD_WINDOW searches: a heavier weight when fewer than the target ended feasible,
+    a lighter one when more did (the rule of HGS-CVRP's penalty management)."""
+    cdef double share
+    if pen.calls < LOAD_WINDOW:
+        return
+    share = <double>pen.feasible / pen.calls
+    if share < pen.target - LOAD_SLACK:
+        pen.weight = min(pen.weight * LOAD_UP, pen.high)
+    elif share > pen.target + LOAD_SLACK:
+        pen.weight = max(pen.weight * LOAD_DOWN, pen.low)
+    pen.calls = 0
+    pen.feasible = 0
+
+
 cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touched,
-                      double deadline, int level) except -1 nogil:
-    """Improve the complete feasible solution s in place; s.cost is recomputed at the end.
+                      double deadline, int level, LoadPenalty *pen) except -1 nogil:
+    """Improve the complete solution s in place; s.cost is recomputed at the end. Returns 0,
+    or 1 when a penalised search (pen) left a route above the capacity.
 
     s.cost must be the solution's current cost on entry (it scales the rounding guard).
 
@@ -929,13 +1057,15 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
     level (a repair's local_search setting, >= 1): from 2 on a tour also the sequential 3-opt
     moves (tried after a city's other moves); from 3 on VRP routes also SWAP* (unless
     GLNS_ABLATE turned it off).
+    pen: NULL, or the run's load penalty (used on capacitated VRP routes without windows when
+    its target is > 0; see "Penalised loads").
     """
     cdef Work w
     cdef int n = inst.n
-    cdef int v, t, r
+    cdef int v, t, over = 0
+    cdef double weight
     cdef bint tour = is_tour(inst)
     cdef bint full = n_touched < 0
-    cdef bint improved = 0
     cdef bint timed_out = False
     cdef int taken = 0
     if not tour:
@@ -946,6 +1076,10 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
     w.eps = LS_REL_EPS * s.cost
     w.three_opt = level >= 2 and tour
     w.swap_star = level >= 3 and not tour and LS_SWAP_STAR
+    w.cap = load_limit(inst)
+    w.penalised = (pen != NULL and pen.target > 0 and not tour and inst.capacitated
+                   and not inst.timed)
+    w.lam = pen.weight if w.penalised else 0.0
     w.head = 0
     w.count = 0
     w.queue = <int *> malloc(n * sizeof(int))
@@ -979,24 +1113,29 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
             for t in range(n_touched):
                 if 0 <= touched[t] < n:
                     _push(&w, touched[t])
-        while not timed_out:
-            while w.count > 0:
-                if deadline > 0 and taken % LS_CLOCK_EVERY == 0 and now() >= deadline:
-                    timed_out = True
+        timed_out = _descend(&w, full, deadline, &taken)
+        if w.penalised:
+            over = _overloaded(&w, False)
+            pen.calls += 1
+            pen.searches += 1
+            if over == 0:
+                pen.feasible += 1
+                pen.first_feasible += 1
+            weight = pen.weight
+            for t in range(LOAD_REPAIRS):
+                if over == 0 or timed_out:
                     break
-                taken += 1
-                v = _pop(&w)
-                if tour:
-                    if _tsp_try(&w, v):
-                        improved = 1
-                elif _vrp_try(&w, v):
-                    improved = 1
-            if not full or not improved or timed_out:
-                break
-            # confirm with a sweep over every node; stop when a sweep changes nothing
-            improved = 0
-            for v in range(inst.first, n):
-                _push(&w, v)
+                # repair: the same search from the overloaded routes' nodes, at a heavier weight
+                weight *= LOAD_REPAIR_FACTOR
+                w.lam = weight
+                _overloaded(&w, True)
+                timed_out = _descend(&w, False, deadline, &taken)
+                over = _overloaded(&w, False)
+                if over == 0:
+                    pen.repaired += 1
+            if over > 0:
+                pen.lost += 1
+            _adapt(pen)
     finally:
         free(w.queue)
         free(w.inq)
@@ -1008,19 +1147,28 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
     if not tour:
         sol_drop_empty(s)
     s.cost = sol_cost(s, inst)
-    return 0
+    return 1 if over > 0 else 0
 
 
 def local_search_py(CoreInstance inst not None, routes, touched=None, bint return_cost=False,
-                    seconds=None, int level=1):
+                    seconds=None, int level=1, load_weight=None):
     """Run the native local search on a copy of a complete solution (for tests and benchmarks).
 
     routes: a feasible solution in the format of docs/operator-contract.md; touched: the nodes
     to start from (None: all nodes, and the result is a local optimum). seconds: a deadline
     that many seconds from now (<= 0: already past; None: none). level: a repair's
-    local_search setting (2: on a tour also 3-opt; 3: on VRP routes also SWAP*). Returns the improved
-    solution, or (solution, the cost the search left in Sol.cost) when return_cost.
+    local_search setting (2: on a tour also 3-opt; 3: on VRP routes also SWAP*). load_weight: a
+    penalised search at that weight per unit of excess load, with its repairs (CVRP and OVRP;
+    the result may be overloaded). Returns the improved solution, or (solution, the cost the
+    search left in Sol.cost) when return_cost.
     """
+    cdef LoadPenalty pen
+    memset(&pen, 0, sizeof(LoadPenalty))
+    if load_weight is not None:
+        if not float(load_weight) > 0:
+            raise ValueError(f"load_weight must be > 0, got {load_weight}")
+        pen.target = 0.5        # any share: one search does not adapt the weight
+        pen.weight = pen.low = pen.high = float(load_weight)
     cdef double deadline = 0.0
     cdef Solution sol = Solution(inst)
     sol.load(routes)
@@ -1036,7 +1184,8 @@ def local_search_py(CoreInstance inst not None, routes, touched=None, bint retur
             buf[t] = touched[t]
         if seconds is not None:     # from now, after the set-up; > 0 even when already past
             deadline = max(now() + float(seconds), 1e-9)
-        local_search(&sol.s, &inst.c, buf, m, deadline, level)
+        local_search(&sol.s, &inst.c, buf, m, deadline, level,
+                     &pen if load_weight is not None else NULL)
     finally:
         free(buf)
     if return_cost:

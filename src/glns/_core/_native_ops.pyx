@@ -253,7 +253,7 @@ def apply_repair(str name, CoreInstance inst not None, partial, removed, uint64_
     try:
         for i in range(n):
             buf[i] = removed[i]
-        run_repair(&op.op, &sol.s, &inst.c, buf, n, &state, 0.0)
+        run_repair(&op.op, &sol.s, &inst.c, buf, n, &state, 0.0, NULL)
     finally:
         PyMem_Free(buf)
     return sol.routes(), state

@@ -5,7 +5,7 @@ from libc.stdint cimport uint64_t
 from glns._core._types cimport Inst, Sol
 from glns._core._kind cimport is_tour
 from glns._core._solution cimport sol_drop_empty, sol_cost
-from glns._core._local_search cimport local_search
+from glns._core._local_search cimport local_search, LoadPenalty
 
 # `params` points to the operator's parameter struct: one double per declared parameter, the
 # fields named and ordered as the declaration's parameters.
@@ -62,12 +62,15 @@ cdef inline int run_destroy(const NativeOp *op, Sol *s, const Inst *inst, int k,
 
 
 cdef inline int run_repair(const NativeOp *op, Sol *s, const Inst *inst, const int *removed,
-                           int n_removed, uint64_t *rng, double deadline) except -1 nogil:
+                           int n_removed, uint64_t *rng, double deadline,
+                           LoadPenalty *pen) except -1 nogil:
     """Insert the removed nodes into the partial solution s (in place) and update its cost.
-    deadline: when the local search stops (a _clock.now() time; 0: none)."""
+    deadline: when the local search stops (a _clock.now() time; 0: none). pen: the run's load
+    penalty, or NULL. Returns 1 when the penalised local search left a route overloaded (s is
+    then no solution), else 0."""
     op.repair(op.params, s, inst, removed, n_removed, rng)
     s.cost = sol_cost(s, inst)
     # the local search starts from s.cost and leaves the recomputed cost of its result there
     if op.local_search:
-        local_search(s, inst, removed, n_removed, deadline, op.local_search)
+        return local_search(s, inst, removed, n_removed, deadline, op.local_search, pen)
     return 0

@@ -29,3 +29,4 @@ cdef class RunResult:
     cdef readonly object curve_iterations
     cdef readonly object curve_seconds
     cdef readonly object improvements
+    cdef readonly object load_penalty

@@ -30,7 +30,7 @@ cdef class RunResult:
                  current_curve, iteration_seconds, OperatorRecord destroy not None,
                  OperatorRecord repair not None, synergy, double initial_temperature,
                  int64_t restarts=0, str stop_reason="iterations", curve_iterations=None,
-                 curve_seconds=None, improvements=None):
+                 curve_seconds=None, improvements=None, load_penalty=None):
         self.best = best
         self.best_cost = best_cost
         self.iterations = iterations
@@ -49,6 +49,7 @@ cdef class RunResult:
                                  else np.asarray(curve_iterations, dtype=np.int64))
         self.curve_seconds = (np.cumsum(iteration_seconds) if curve_seconds is None
                               else np.asarray(curve_seconds, dtype=np.float64))
+        self.load_penalty = load_penalty
         self.improvements = (np.empty((0, 3)) if improvements is None
                              else np.asarray(improvements, dtype=np.float64).reshape(-1, 3))
 

@@ -37,7 +37,8 @@ cdef class RunSettings:
     def __init__(self, *, int k_min, int k_max, double decay, scores, temperature, bint adaptive,
                  iterations, time_limit, no_improvement, double restart_stall=0.0,
                  double restart_temperature=0.0, int64_t epoch_iterations=0, double epoch_growth=1.0,
-                 double epoch_temperature=0.0, bint open_ended=False, int64_t trace_limit=-1):
+                 double epoch_temperature=0.0, bint open_ended=False, int64_t trace_limit=-1,
+                 double load_penalty=0.0):
         if k_min < 1 or k_max < k_min:
             raise ValueError(f"invalid destroy range {k_min}..{k_max}")
         scores = tuple(float(s) for s in scores)
@@ -74,6 +75,9 @@ cdef class RunSettings:
         if trace_limit < -1 or 0 < trace_limit < 2:
             raise ValueError(f"trace_limit must be -1 (every iteration), 0 (nothing) or >= 2, got {trace_limit}")
         self.trace_limit = trace_limit
+        if not 0 <= load_penalty < 1:
+            raise ValueError(f"load_penalty must be in [0, 1), got {load_penalty}")
+        self.load_penalty = load_penalty
 
     @property
     def scores(self) -> tuple:

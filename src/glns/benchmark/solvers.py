@@ -7,6 +7,8 @@ glns configurations (run with :func:`glns.solve_many`, every instance with its o
   paper's parameter preset -- G-LNS before any evolution.
 - ``standard``: the paper's "standard ALNS" (random, worst and related removal; greedy, regret-2
   and regret-3 insertion), native, paper preset.
+- ``NAME:KEY=VALUE,...`` for one of those three: the same with :class:`glns.SolveParams` fields
+  changed (values as Python literals), e.g. ``default:load_penalty=0.3``.
 - ``module:PATH``: the operators of a Python file (read by
   :func:`glns.operators.exported.read_export`): a G-LNS export (its best pair, or its
   populations if it has none) or any module defining DESTROY and REPAIR (one operator or a list
@@ -19,7 +21,8 @@ extra ``bench``.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import ast
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -84,8 +87,31 @@ def _module_operators(path: Path, population: bool) -> tuple[Any, Any, tuple[str
     return list(export.destroy), list(export.repair), export.problems, "DESTROY/REPAIR"
 
 
+def _with_params(name: str, base: str, changes: str) -> SolverSpec:
+    """The glns configuration `base` with the SolveParams fields of "KEY=VALUE,..." changed."""
+    spec = parse_solver(base)
+    values: dict[str, Any] = {}
+    for item in changes.split(","):
+        key, eq, text = item.partition("=")
+        if not eq or not key.strip():
+            raise ValueError(f"solver {name!r}: give SolveParams changes as KEY=VALUE,...")
+        try:
+            values[key.strip()] = ast.literal_eval(text.strip())
+        except (ValueError, SyntaxError):
+            values[key.strip()] = text.strip()
+    try:
+        params = replace(spec.params or SolveParams(), **values)
+    except TypeError as e:
+        raise ValueError(f"solver {name!r}: {e}") from None
+    return SolverSpec(name, f"{spec.label} ({changes})", "glns", spec.budget, problems=spec.problems,
+                      destroy=spec.destroy, repair=spec.repair, params=params)
+
+
 def parse_solver(name: str) -> SolverSpec:
     """The :class:`SolverSpec` of a solver name (see the module docstring); ValueError if unknown."""
+    base, colon, changes = name.partition(":")
+    if colon and base in GLNS_SOLVERS:
+        return _with_params(name, base, changes)
     if name == "default":
         return SolverSpec(name, GLNS_SOLVERS[name], "glns", "iterations")
     if name == "paper":
@@ -109,5 +135,6 @@ def parse_solver(name: str) -> SolverSpec:
         b = BASELINES[name]
         return SolverSpec(name, b.label, "baseline", b.budget, problems=tuple(b.problems),
                           info={"version": b.version()})
-    known = ", ".join([*GLNS_SOLVERS, *BASELINE_NAMES, "module:PATH", "population:PATH"])
+    known = ", ".join([*GLNS_SOLVERS, *BASELINE_NAMES, "NAME:KEY=VALUE,...", "module:PATH",
+                       "population:PATH"])
     raise ValueError(f"unknown solver {name!r}; solvers: {known}")

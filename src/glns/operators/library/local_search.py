@@ -20,6 +20,11 @@ Neighbourhoods (see the native module for the full rules):
   matrices only; in an OVRP also reversing a whole route), 2-opt* (tail exchange of two
   routes), and from ``level`` 3 SWAP* (two customers of different routes exchanged, each going
   to its cheapest position in the other route; the reference scans both routes in full).
+
+With ``load_weight`` (CVRP/OVRP), the penalised search of a run with
+``SolveParams(load_penalty=...)``: a move may overload a route, priced at its distance change
+plus the weight times the change of the routes' excess loads, and an overloaded result is
+searched again from the overloaded routes' nodes at 10 and then 100 times the weight.
 """
 
 from __future__ import annotations
@@ -33,12 +38,21 @@ from glns.neighbours import MAX_NEIGHBOURS, nearest_neighbours, time_neighbours
 from glns.operators.seeds.vrptw import route_in_time
 from glns.problems.solutions import matrix_cost
 
-__all__ = ["LS_NEIGHBOURS", "LS_REL_EPS", "local_search", "improving_moves"]
+__all__ = ["LS_NEIGHBOURS", "LS_REL_EPS", "LoadPenalty", "local_search", "improving_moves"]
 
 #: neighbour-list columns the moves of a node are built from (the native LS_NEIGHBOURS)
 LS_NEIGHBOURS = 20
 #: a move is taken when its delta is below -LS_REL_EPS * (cost at the start)
 LS_REL_EPS = 1e-12
+#: penalised loads: repairs of an overloaded result, each at this many times the weight before;
+#: every LOAD_WINDOW searches the weight times LOAD_UP (share feasible < target - LOAD_SLACK)
+#: or LOAD_DOWN (> target + LOAD_SLACK)
+LOAD_REPAIRS = 2
+LOAD_REPAIR_FACTOR = 10.0
+LOAD_WINDOW = 100
+LOAD_SLACK = 0.05
+LOAD_UP = 1.2
+LOAD_DOWN = 0.85
 
 END = -1  # the end of a VRP route: the depot for CVRP, nothing for OVRP
 
@@ -47,7 +61,7 @@ class _Search:
     """State of one local search run, laid out like the native Sol (routes, route_of, pos_of)."""
 
     def __init__(self, solution: Any, problem_data: dict, neighbours: np.ndarray | None,
-                 level: int = 1) -> None:
+                 level: int = 1, load_weight: float | None = None) -> None:
         self.three_opt = level >= 2     # used on a tour
         self.swap_star = level >= 3     # used on VRP routes
         dist = np.asarray(problem_data["distance_matrix"], dtype=np.float64)
@@ -66,6 +80,13 @@ class _Search:
             self.q = [int(x) for x in problem_data["demands"]]
             self.cap = int(problem_data["capacity"])
             self.routes = [list(r) for r in solution if len(r) > 0]
+        # penalised loads: a route may carry more than cap at lam per unit of excess, but never
+        # more customers than the core's rows hold (the smallest demands that fit)
+        self.penalised = load_weight is not None and not self.tsp and "time_windows" not in problem_data
+        self.lam = float(load_weight) if self.penalised else 0.0
+        if self.penalised:
+            fits = int(np.searchsorted(np.cumsum(np.sort(self.q[1:])), self.cap, side="right"))
+            self.stride = max(1, fits)
         if neighbours is None and "time_windows" in problem_data:   # the core's lists
             neighbours = time_neighbours(lambda lo, hi: dist[lo:hi],
                                          np.asarray(problem_data["time_windows"]),
@@ -127,6 +148,47 @@ class _Search:
         return [list(r) for r in self.routes if r]
 
     # -- driver --------------------------------------------------------------------------
+    def excess(self, load: int) -> float:
+        return (load - self.cap) * self.lam if load > self.cap else 0.0
+
+    def load_delta(self, new_a: int, old_a: int, new_b: int, old_b: int) -> float:
+        ex = self.excess
+        return (ex(new_a) - ex(old_a)) + (ex(new_b) - ex(old_b))
+
+    def tails_fit(self, len_v: int, len_u: int, new_v: int, old_v: int, new_u: int,
+                  old_u: int) -> tuple[bool, float]:
+        """Whether a 2-opt* leaving these lengths and loads may be made, and its penalty change."""
+        if self.penalised:
+            return (len_v <= self.stride and len_u <= self.stride,
+                    self.load_delta(new_v, old_v, new_u, old_u))
+        return new_v <= self.cap and new_u <= self.cap, 0.0
+
+    def overloaded(self, queue: bool) -> int:
+        """The routes above the capacity; with `queue`, their nodes are queued."""
+        over = 0
+        for r, route in enumerate(self.routes):
+            if self.load[r] > self.cap:
+                over += 1
+                if queue:
+                    for x in route:
+                        self.push(x)
+        return over
+
+    def penalised_run(self, touched: Iterable[int] | None) -> tuple[bool, bool]:
+        """The search at lam, then up to LOAD_REPAIRS repairs from the overloaded routes'
+        nodes at LOAD_REPAIR_FACTOR times the weight before: (every load fitted before the
+        repairs, every load fits at the end)."""
+        self.run(touched)
+        first = fits = self.overloaded(False) == 0
+        for _ in range(LOAD_REPAIRS):
+            if fits:
+                break
+            self.lam *= LOAD_REPAIR_FACTOR
+            self.overloaded(True)
+            self.run(())
+            fits = self.overloaded(False) == 0
+        return first, fits
+
     def run(self, touched: Iterable[int] | None) -> None:
         full = touched is None
         for v in (range(self.first, self.n) if full else touched):
@@ -367,19 +429,29 @@ class _Search:
         else:
             rem = arc(pv, nv) - arc(pv, v) - arc(v, nv)
         qv = q[v]
+        pz = self.penalised
         for u in self.neigh[v]:
             ru, j, pu, nu, rowu = self.around(u)
             qu = q[u]
-            if ru == rv or load[ru] + qv <= cap:
+            load_v, load_u = load[rv], load[ru]
+            pd = 0.0
+            if ru == rv:
+                room = True
+            elif pz:
+                room = len(rowu) < self.stride
+                pd = self.load_delta(load_u + qv, load_u, load_v - qv, load_v)
+            else:
+                room = load_u + qv <= cap
+            if room:
                 if u != pv:
-                    delta = rem + (arc(u, v) + arc(v, nu) - arc(u, nu))
+                    delta = (rem + pd) + (arc(u, v) + arc(v, nu) - arc(u, nu))
                     if delta < -eps and self.in_time(*self.relocated(v, u, True)):
                         self.relocate(v, u, True)
                         for x in (v, pv, nv, u, nu):
                             self.push(x)
                         return True
                 if u != nv:
-                    delta = rem + (arc(pu, v) + arc(v, u) - arc(pu, u))
+                    delta = (rem + pd) + (arc(pu, v) + arc(v, u) - arc(pu, u))
                     if delta < -eps and self.in_time(*self.relocated(v, u, False)):
                         self.relocate(v, u, False)
                         for x in (v, pv, nv, pu, u):
@@ -395,9 +467,11 @@ class _Search:
                 if hi > lo and self.try_reverse(rv, lo, hi):
                     return True
                 continue
-            if load[rv] - qv + qu <= cap and load[ru] - qu + qv <= cap:
-                delta = ((arc(pv, u) + arc(u, nv) - arc(pv, v) - arc(v, nv))
-                         + (arc(pu, v) + arc(v, nu) - arc(pu, u) - arc(u, nu)))
+            new_v, new_u = load_v - qv + qu, load_u - qu + qv
+            pd = self.load_delta(new_v, load_v, new_u, load_u) if pz else 0.0
+            if pz or (new_v <= cap and new_u <= cap):
+                delta = pd + ((arc(pv, u) + arc(u, nv) - arc(pv, v) - arc(v, nv))
+                              + (arc(pu, v) + arc(v, nu) - arc(pu, u) - arc(u, nu)))
                 if delta < -eps and self.in_time(rowv[:i] + [u] + rowv[i + 1:],
                                                   rowu[:j] + [v] + rowu[j + 1:]):
                     rowv[i], rowu[j] = u, v
@@ -406,29 +480,37 @@ class _Search:
                     for x in (v, u, pv, nv, pu, nu):
                         self.push(x)
                     return True
+            Lu = len(rowu)
             head_u = pre[u] - qu
-            if pre[v] + (load[ru] - head_u) <= cap and head_u + (load[rv] - pre[v]) <= cap:
-                tail = 0.0 if (pu == 0 and nv == END) else arc(pu, nv)
-                delta = arc(v, u) + tail - arc(v, nv) - arc(pu, u)
+            new_v, new_u = pre[v] + (load_u - head_u), head_u + (load_v - pre[v])
+            room, pd = self.tails_fit(i + 1 + Lu - j, j + Lv - i - 1, new_v, load_v, new_u, load_u)
+            if room:
+                delta = pd + (arc(v, u) + self.gap(pu, nv) - arc(v, nv) - arc(pu, u))
                 if delta < -eps and self.in_time(rowv[:i + 1] + rowu[j:], rowu[:j] + rowv[i + 1:]):
                     self.exchange_tails(rv, i + 1, ru, j)
                     for x in (v, nv, u, pu):
                         self.push(x)
                     return True
             head_v = pre[v] - qv
-            if pre[u] + (load[rv] - head_v) <= cap and head_v + (load[ru] - pre[u]) <= cap:
-                tail = 0.0 if (pv == 0 and nu == END) else arc(pv, nu)
-                delta = arc(u, v) + tail - arc(pv, v) - arc(u, nu)
+            new_u, new_v = pre[u] + (load_v - head_v), head_v + (load_u - pre[u])
+            room, pd = self.tails_fit(i + Lu - j - 1, j + 1 + Lv - i, new_v, load_v, new_u, load_u)
+            if room:
+                delta = pd + (arc(u, v) + self.gap(pv, nu) - arc(pv, v) - arc(u, nu))
                 if delta < -eps and self.in_time(rowu[:j + 1] + rowv[i:], rowv[:i] + rowu[j + 1:]):
                     self.exchange_tails(ru, j + 1, rv, i)
                     for x in (v, pv, u, nu):
                         self.push(x)
                     return True
-            if (self.swap_star and load[rv] - qv + qu <= cap and load[ru] - qu + qv <= cap
-                    and self.try_swap_star(v, u, rem)):
-                return True
+            if self.swap_star:
+                new_v, new_u = load_v - qv + qu, load_u - qu + qv
+                if pz:
+                    if self.try_swap_star(v, u, rem + self.load_delta(new_v, load_v, new_u, load_u)):
+                        return True
+                elif new_v <= cap and new_u <= cap and self.try_swap_star(v, u, rem):
+                    return True
         if Lv > 1 and (self.vehicles is None or len(self.routes) < self.vehicles):
-            delta = rem + (arc(0, v) + arc(v, END))
+            pd = self.load_delta(load[rv] - qv, load[rv], 0, 0) if pz else 0.0
+            delta = (rem + pd) + (arc(0, v) + arc(v, END))
             if delta < -eps and self.in_time(rowv[:i] + rowv[i + 1:]):
                 rowv.pop(i)
                 self.routes.append([v])
@@ -515,7 +597,8 @@ class _Search:
 
 
 def local_search(solution: Any, problem_data: dict, touched: Sequence[int] | None = None,
-                 neighbours: np.ndarray | None = None, level: int = 1) -> Any:
+                 neighbours: np.ndarray | None = None, level: int = 1,
+                 load_weight: float | None = None) -> Any:
     """Improve a complete feasible solution as the native local search does; returns a new one.
 
     touched: the nodes whose don't-look bits start clear, in scan order (None: all nodes, and
@@ -524,11 +607,68 @@ def local_search(solution: Any, problem_data: dict, touched: Sequence[int] | Non
     except on a tour computed on demand (pass ``problem.core.near`` there). level: a repair's
     ``local_search`` setting: from 2 on a tour also the sequential 3-opt moves, from 3 on VRP
     routes also SWAP* (as the native search unless ``set_swap_star(False)`` or GLNS_ABLATE
-    turned it off).
+    turned it off). load_weight: a penalised search (CVRP and OVRP): loads may exceed the
+    capacity at that cost per unit of excess, then up to two repairs at 10x and 100x the
+    weight start from the overloaded routes' nodes (as the native search with a load penalty);
+    the result may still be overloaded.
     """
-    search = _Search(solution, problem_data, neighbours, level)
-    search.run(None if touched is None else list(touched))
+    search = _Search(solution, problem_data, neighbours, level, load_weight)
+    start = None if touched is None else list(touched)
+    if search.penalised:
+        search.penalised_run(start)
+    else:
+        search.run(start)
     return search.result()
+
+
+class LoadPenalty:
+    """A run's penalised loads as the core keeps them (``SolveParams(load_penalty=target)``).
+
+    Parameters
+    ----------
+    target : float
+        The share of searches that should end within the capacity before a repair.
+    weight : float
+        The start weight (the core: the start solution's cost per unit of total demand).
+    """
+
+    def __init__(self, target: float, weight: float) -> None:
+        self.target = target
+        self.weight = weight
+        self.low, self.high = weight * 1e-3, weight * 1e3
+        self.calls = self.feasible = 0
+        self.stats = {"searches": 0, "feasible": 0, "repaired": 0, "dropped": 0}
+
+    def search(self, solution: Any, problem_data: dict, touched: Sequence[int] | None,
+               level: int = 1, neighbours: np.ndarray | None = None) -> tuple[Any, bool]:
+        """The penalised search at the current weight, its repairs and the weight's update.
+
+        Returns
+        -------
+        tuple
+            The result and whether every load fits (without penalised loads on this problem:
+            the plain search's result and True).
+        """
+        search = _Search(solution, problem_data, neighbours, level, self.weight)
+        start = None if touched is None else list(touched)
+        if not search.penalised:
+            search.run(start)
+            return search.result(), True
+        first, fits = search.penalised_run(start)
+        self.calls += 1
+        self.feasible += first
+        self.stats["searches"] += 1
+        self.stats["feasible"] += first
+        self.stats["repaired"] += fits and not first
+        self.stats["dropped"] += not fits
+        if self.calls >= LOAD_WINDOW:
+            share = self.feasible / self.calls
+            if share < self.target - LOAD_SLACK:
+                self.weight = min(self.weight * LOAD_UP, self.high)
+            elif share > self.target + LOAD_SLACK:
+                self.weight = max(self.weight * LOAD_DOWN, self.low)
+            self.calls = self.feasible = 0
+        return search.result(), fits
 
 
 # ---------------------------------------------------------------------------------- checker
