@@ -82,6 +82,28 @@ def test_every_penalised_move_lowers_distance_plus_weighted_excess(kind, n, seed
 
 
 @pytest.mark.parametrize("kind", VRP_KINDS)
+@settings(max_examples=20, deadline=None)
+@given(n=st.integers(5, 40), seed=st.integers(0, 10**6), capacity=CAPACITIES, weight=WEIGHTS,
+       frac=st.floats(0.05, 0.5))
+def test_only_reinserted_nodes_add_excess_load(kind, n, seed, capacity, weight, frac):
+    """From a touched list, a move of any other node never raises the total excess load."""
+    problem = make_problem(kind, n, seed, capacity)
+    start, removed = _repaired(problem, seed, frac)
+    search = ref_ls._Search(start, problem.problem_data(), None, 1, weight)
+    plain = search.vrp_try
+
+    def checked(v):
+        before = _excess(problem, search.routes)
+        moved = plain(v)
+        if moved and v not in search.free:
+            assert _excess(problem, search.routes) <= before
+        return moved
+
+    search.vrp_try = checked
+    search.penalised_run(removed)
+
+
+@pytest.mark.parametrize("kind", VRP_KINDS)
 @settings(max_examples=25, deadline=None)
 @given(n=st.integers(2, 40), seed=st.integers(0, 10**6), capacity=CAPACITIES,
        level=st.sampled_from([1, 3]))

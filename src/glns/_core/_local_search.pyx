@@ -39,7 +39,10 @@
 # Penalised loads (a run's LoadPenalty, CVRP/OVRP without windows): a move may leave a route
 # above the capacity; its delta then also counts lam * (change of the two routes' excess loads),
 # lam = the penalty's weight. A move into a route still needs room in its row (stride: the most
-# customers whose smallest demands fit). If the search ends with an overloaded route, it is
+# customers whose smallest demands fit). From a touched list, only the touched nodes may make a
+# move that adds excess load (Work.free); the others may move excess or remove it. Without
+# that rule one search at a light weight made hundreds of moves on long routes (X-n783-k48:
+# up to 308 after 30 reinsertions). If the search ends with an overloaded route, it is
 # searched again from the nodes of the overloaded routes at LOAD_REPAIR_FACTOR times the weight
 # (LOAD_REPAIRS times at most); a result still overloaded is reported to the caller (the loop
 # drops it). The weight adapts towards the share of searches that should end within the
@@ -116,6 +119,8 @@ cdef struct Work:
     bint three_opt      # TSP: also the sequential 3-opt moves (_tsp_three_opt)
     bint swap_star      # VRP: also SWAP* (_try_swap_star)
     bint penalised      # VRP: loads may exceed cap at lam per unit (else every load fits)
+    char *free          # penalised, from a touched list: free[v], v may add excess load
+                        # (NULL: every node may)
     int64_t cap         # load_limit(inst)
     double lam
     int *queue          # ring buffer of nodes with a clear don't-look bit (n slots)
@@ -549,12 +554,13 @@ cdef inline double _load_delta(const Work *w, int64_t new_a, int64_t old_a, int6
 
 
 cdef inline bint _tails_fit(const Work *w, int len_v, int len_u, int64_t new_v, int64_t old_v,
-                            int64_t new_u, int64_t old_u, double *pd) noexcept nogil:
+                            int64_t new_u, int64_t old_u, bint held, double *pd) noexcept nogil:
     """Whether a 2-opt* that leaves v's and u's routes with these lengths and loads may be
-    made, and its penalty change in pd (0 unless penalised)."""
+    made (held: not if it adds excess load), and its penalty change in pd (0 unless
+    penalised)."""
     if w.penalised:
         pd[0] = _load_delta(w, new_v, old_v, new_u, old_u)
-        return len_v <= w.s.stride and len_u <= w.s.stride
+        return len_v <= w.s.stride and len_u <= w.s.stride and not (held and pd[0] > 0)
     pd[0] = 0.0
     return new_v <= w.cap and new_u <= w.cap
 
@@ -848,6 +854,8 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
     cdef const Inst *inst = w.inst
     cdef int64_t cap = w.cap
     cdef bint pz = w.penalised
+    # a node outside the touched list may not add excess load (it may move it or remove it)
+    cdef bint held = pz and w.free != NULL and not w.free[v]
     cdef bint sym = inst.symmetric
     cdef bint timed = inst.timed
     cdef int rv = s.route_of[v]
@@ -878,8 +886,8 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
         if ru == rv:
             room = True
         elif pz:        # any load, as long as the row has room
-            room = Lu < s.stride
             pd = _load_delta(w, load_u + qv, load_u, load_v - qv, load_v)
+            room = Lu < s.stride and not (held and pd > 0)
         else:
             room = load_u + qv <= cap
         if room:
@@ -923,7 +931,7 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
         new_v = load_v - qv + qu
         new_u = load_u - qu + qv
         pd = _load_delta(w, new_v, load_v, new_u, load_u) if pz else 0.0
-        if pz or (new_v <= cap and new_u <= cap):
+        if (not (held and pd > 0)) if pz else (new_v <= cap and new_u <= cap):
             delta = pd + ((arc(inst, pv, u) + arc(inst, u, nv) - arc(inst, pv, v) - arc(inst, v, nv))
                           + (arc(inst, pu, v) + arc(inst, v, nu) - arc(inst, pu, u) - arc(inst, u, nu)))
             if delta < -w.eps and (not timed or (win_between(s, inst, pv, u, nv)
@@ -937,7 +945,7 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
         head_u = w.pre[u] - qu
         new_v = w.pre[v] + (load_u - head_u)
         new_u = head_u + (load_v - w.pre[v])
-        if _tails_fit(w, i + 1 + Lu - j, j + Lv - i - 1, new_v, load_v, new_u, load_u, &pd):
+        if _tails_fit(w, i + 1 + Lu - j, j + Lv - i - 1, new_v, load_v, new_u, load_u, held, &pd):
             # an emptied route (depot straight to END) costs nothing
             delta = pd + (arc(inst, v, u) + _gap(inst, pu, nv) - arc(inst, v, nv) - arc(inst, pu, u))
             if delta < -w.eps and (not timed or (win_join(s, inst, v, u)
@@ -949,7 +957,7 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
         head_v = w.pre[v] - qv
         new_u = w.pre[u] + (load_v - head_v)
         new_v = head_v + (load_u - w.pre[u])
-        if _tails_fit(w, i + Lu - j - 1, j + 1 + Lv - i, new_v, load_v, new_u, load_u, &pd):
+        if _tails_fit(w, i + Lu - j - 1, j + 1 + Lv - i, new_v, load_v, new_u, load_u, held, &pd):
             delta = pd + (arc(inst, u, v) + _gap(inst, pv, nu) - arc(inst, pv, v) - arc(inst, u, nu))
             if delta < -w.eps and (not timed or (win_join(s, inst, u, v)
                                                  and win_join(s, inst, pv, nu))):
@@ -961,7 +969,8 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
             new_v = load_v - qv + qu
             new_u = load_u - qu + qv
             if pz:
-                if _try_swap_star(w, v, u, rem + _load_delta(w, new_v, load_v, new_u, load_u)):
+                pd = _load_delta(w, new_v, load_v, new_u, load_u)
+                if not (held and pd > 0) and _try_swap_star(w, v, u, rem + pd):
                     return 1
             elif new_v <= cap and new_u <= cap and _try_swap_star(w, v, u, rem):
                 return 1
@@ -1097,9 +1106,12 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
         w.tops = <Top3 *> malloc(w.tops_mask * sizeof(Top3))
     w.tops_mask -= 1
     w.tmp = <int *> malloc((n + 2 * s.stride) * sizeof(int))
+    w.free = NULL
+    if w.penalised and not full:
+        w.free = <char *> calloc(n, sizeof(char))
     try:
         if (w.queue == NULL or w.inq == NULL or w.pre == NULL or w.pre_ok == NULL
-                or w.tmp == NULL or (w.swap_star and (w.stamp == NULL or w.tops == NULL))):
+                or w.tmp == NULL or (w.penalised and not full and w.free == NULL) or (w.swap_star and (w.stamp == NULL or w.tops == NULL))):
             with gil:
                 raise MemoryError()
         memset(w.inq, 0, n * sizeof(char))
@@ -1113,6 +1125,8 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
             for t in range(n_touched):
                 if 0 <= touched[t] < n:
                     _push(&w, touched[t])
+                    if w.free != NULL:
+                        w.free[touched[t]] = 1
         timed_out = _descend(&w, full, deadline, &taken)
         if w.penalised:
             over = _overloaded(&w, False)
@@ -1144,6 +1158,7 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
         free(w.stamp)
         free(w.tops)
         free(w.tmp)
+        free(w.free)
     if not tour:
         sol_drop_empty(s)
     s.cost = sol_cost(s, inst)

@@ -107,6 +107,7 @@ class _Search:
         self.timed = "time_windows" in problem_data
         self.problem_data = problem_data
         self.vehicles = problem_data.get("vehicles")
+        self.free: set[int] | None = None     # penalised: the nodes that may add excess load
         self.queue: deque[int] = deque()
         self.inq = [False] * n
 
@@ -156,11 +157,12 @@ class _Search:
         return (ex(new_a) - ex(old_a)) + (ex(new_b) - ex(old_b))
 
     def tails_fit(self, len_v: int, len_u: int, new_v: int, old_v: int, new_u: int,
-                  old_u: int) -> tuple[bool, float]:
-        """Whether a 2-opt* leaving these lengths and loads may be made, and its penalty change."""
+                  old_u: int, held: bool) -> tuple[bool, float]:
+        """Whether a 2-opt* leaving these lengths and loads may be made (held: not if it adds
+        excess load), and its penalty change."""
         if self.penalised:
-            return (len_v <= self.stride and len_u <= self.stride,
-                    self.load_delta(new_v, old_v, new_u, old_u))
+            pd = self.load_delta(new_v, old_v, new_u, old_u)
+            return len_v <= self.stride and len_u <= self.stride and not (held and pd > 0), pd
         return new_v <= self.cap and new_u <= self.cap, 0.0
 
     def overloaded(self, queue: bool) -> int:
@@ -177,7 +179,11 @@ class _Search:
     def penalised_run(self, touched: Iterable[int] | None) -> tuple[bool, bool]:
         """The search at lam, then up to LOAD_REPAIRS repairs from the overloaded routes'
         nodes at LOAD_REPAIR_FACTOR times the weight before: (every load fitted before the
-        repairs, every load fits at the end)."""
+        repairs, every load fits at the end). From a touched list, only its nodes may add
+        excess load."""
+        if touched is not None:
+            touched = list(touched)
+            self.free = {v for v in touched if 0 <= v < self.n}
         self.run(touched)
         first = fits = self.overloaded(False) == 0
         for _ in range(LOAD_REPAIRS):
@@ -430,6 +436,7 @@ class _Search:
             rem = arc(pv, nv) - arc(pv, v) - arc(v, nv)
         qv = q[v]
         pz = self.penalised
+        held = pz and self.free is not None and v not in self.free
         for u in self.neigh[v]:
             ru, j, pu, nu, rowu = self.around(u)
             qu = q[u]
@@ -438,8 +445,8 @@ class _Search:
             if ru == rv:
                 room = True
             elif pz:
-                room = len(rowu) < self.stride
                 pd = self.load_delta(load_u + qv, load_u, load_v - qv, load_v)
+                room = len(rowu) < self.stride and not (held and pd > 0)
             else:
                 room = load_u + qv <= cap
             if room:
@@ -469,7 +476,7 @@ class _Search:
                 continue
             new_v, new_u = load_v - qv + qu, load_u - qu + qv
             pd = self.load_delta(new_v, load_v, new_u, load_u) if pz else 0.0
-            if pz or (new_v <= cap and new_u <= cap):
+            if (not (held and pd > 0)) if pz else (new_v <= cap and new_u <= cap):
                 delta = pd + ((arc(pv, u) + arc(u, nv) - arc(pv, v) - arc(v, nv))
                               + (arc(pu, v) + arc(v, nu) - arc(pu, u) - arc(u, nu)))
                 if delta < -eps and self.in_time(rowv[:i] + [u] + rowv[i + 1:],
@@ -483,7 +490,7 @@ class _Search:
             Lu = len(rowu)
             head_u = pre[u] - qu
             new_v, new_u = pre[v] + (load_u - head_u), head_u + (load_v - pre[v])
-            room, pd = self.tails_fit(i + 1 + Lu - j, j + Lv - i - 1, new_v, load_v, new_u, load_u)
+            room, pd = self.tails_fit(i + 1 + Lu - j, j + Lv - i - 1, new_v, load_v, new_u, load_u, held)
             if room:
                 delta = pd + (arc(v, u) + self.gap(pu, nv) - arc(v, nv) - arc(pu, u))
                 if delta < -eps and self.in_time(rowv[:i + 1] + rowu[j:], rowu[:j] + rowv[i + 1:]):
@@ -493,7 +500,7 @@ class _Search:
                     return True
             head_v = pre[v] - qv
             new_u, new_v = pre[u] + (load_v - head_v), head_v + (load_u - pre[u])
-            room, pd = self.tails_fit(i + Lu - j - 1, j + 1 + Lv - i, new_v, load_v, new_u, load_u)
+            room, pd = self.tails_fit(i + Lu - j - 1, j + 1 + Lv - i, new_v, load_v, new_u, load_u, held)
             if room:
                 delta = pd + (arc(u, v) + self.gap(pv, nu) - arc(pv, v) - arc(u, nu))
                 if delta < -eps and self.in_time(rowu[:j + 1] + rowv[i:], rowv[:i] + rowu[j + 1:]):
@@ -504,7 +511,8 @@ class _Search:
             if self.swap_star:
                 new_v, new_u = load_v - qv + qu, load_u - qu + qv
                 if pz:
-                    if self.try_swap_star(v, u, rem + self.load_delta(new_v, load_v, new_u, load_u)):
+                    pd = self.load_delta(new_v, load_v, new_u, load_u)
+                    if not (held and pd > 0) and self.try_swap_star(v, u, rem + pd):
                         return True
                 elif new_v <= cap and new_u <= cap and self.try_swap_star(v, u, rem):
                     return True
