@@ -1038,6 +1038,32 @@ cdef int _overloaded(Work *w, bint queue) noexcept nogil:
     return over
 
 
+cdef int _repair_loads(Work *w, LoadPenalty *pen, bint timed_out, double deadline,
+                       int *taken) except -1 nogil:
+    """After a penalised search: count it, repair an overloaded result (the same search from
+    the overloaded routes' nodes, each time at LOAD_REPAIR_FACTOR times the weight), adapt
+    the weight. Returns the routes still overloaded."""
+    cdef int t, over = _overloaded(w, False)
+    pen.calls += 1
+    pen.searches += 1
+    if over == 0:
+        pen.feasible += 1
+        pen.first_feasible += 1
+    for t in range(LOAD_REPAIRS):
+        if over == 0 or timed_out:
+            break
+        w.lam *= LOAD_REPAIR_FACTOR
+        _overloaded(w, True)
+        timed_out = _descend(w, False, deadline, taken)
+        over = _overloaded(w, False)
+        if over == 0:
+            pen.repaired += 1
+    if over > 0:
+        pen.lost += 1
+    _adapt(pen)
+    return over
+
+
 cdef void _adapt(LoadPenalty *pen) noexcept nogil:
     """Every LOAD_WINDOW searches: a heavier weight when fewer than the target ended feasible,
     a lighter one when more did (the rule of HGS-CVRP's penalty management)."""
@@ -1072,7 +1098,6 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
     cdef Work w
     cdef int n = inst.n
     cdef int v, t, over = 0
-    cdef double weight
     cdef bint tour = is_tour(inst)
     cdef bint full = n_touched < 0
     cdef bint timed_out = False
@@ -1111,7 +1136,8 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
         w.free = <char *> calloc(n, sizeof(char))
     try:
         if (w.queue == NULL or w.inq == NULL or w.pre == NULL or w.pre_ok == NULL
-                or w.tmp == NULL or (w.penalised and not full and w.free == NULL) or (w.swap_star and (w.stamp == NULL or w.tops == NULL))):
+                or w.tmp == NULL or (w.penalised and not full and w.free == NULL)
+                or (w.swap_star and (w.stamp == NULL or w.tops == NULL))):
             with gil:
                 raise MemoryError()
         memset(w.inq, 0, n * sizeof(char))
@@ -1129,27 +1155,7 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
                         w.free[touched[t]] = 1
         timed_out = _descend(&w, full, deadline, &taken)
         if w.penalised:
-            over = _overloaded(&w, False)
-            pen.calls += 1
-            pen.searches += 1
-            if over == 0:
-                pen.feasible += 1
-                pen.first_feasible += 1
-            weight = pen.weight
-            for t in range(LOAD_REPAIRS):
-                if over == 0 or timed_out:
-                    break
-                # repair: the same search from the overloaded routes' nodes, at a heavier weight
-                weight *= LOAD_REPAIR_FACTOR
-                w.lam = weight
-                _overloaded(&w, True)
-                timed_out = _descend(&w, False, deadline, &taken)
-                over = _overloaded(&w, False)
-                if over == 0:
-                    pen.repaired += 1
-            if over > 0:
-                pen.lost += 1
-            _adapt(pen)
+            over = _repair_loads(&w, pen, timed_out, deadline, &taken)
     finally:
         free(w.queue)
         free(w.inq)
