@@ -36,3 +36,14 @@ def test_a_new_process_starts_with_swap_star_off():
     env.pop(ablation.ENV)
     on = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert (off.stdout.strip(), on.stdout.strip()) == ("False", "True")
+
+
+def test_ablating_load_penalty_turns_every_share_off(monkeypatch):
+    from glns.params import SolveParams
+
+    monkeypatch.delenv(ablation.ENV, raising=False)
+    assert SolveParams(load_penalty=0.4).load_penalty_share(20.0) == 0.4
+    assert SolveParams().load_penalty_share(5.0) == 0.3
+    monkeypatch.setenv(ablation.ENV, "load_penalty")
+    assert SolveParams(load_penalty=0.4).load_penalty_share(20.0) == 0.0
+    assert SolveParams().load_penalty_share(5.0) == 0.0

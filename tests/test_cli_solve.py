@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from glns import datasets
@@ -113,3 +114,25 @@ def test_load_penalty_flag_runs_the_penalised_search(capsys):
     assert penalised["solution"] != plain["solution"]
     assert main([*argv, "--load-penalty", "1.5"]) == 2
     assert "load_penalty must be in (0, 1)" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main([*argv, "--load-penalty", "much"])
+    assert "expected a share in (0, 1), 'auto' or 'off'" in capsys.readouterr().err
+
+
+def test_load_penalty_auto_and_off(capsys, tmp_path):
+    """Routes of about 5 customers: the default (auto) penalises loads, 'off' does not."""
+    rs = np.random.default_rng(7)
+    xy, q = rs.integers(0, 100, (41, 2)), rs.integers(1, 10, 41)
+    lines = ["NAME : short", "TYPE : CVRP", "DIMENSION : 41", "EDGE_WEIGHT_TYPE : EUC_2D",
+             "CAPACITY : 25", "NODE_COORD_SECTION",
+             *(f"{i + 1} {x} {y}" for i, (x, y) in enumerate(xy)), "DEMAND_SECTION",
+             *(f"{i + 1} {0 if i == 0 else q[i]}" for i in range(41)), "DEPOT_SECTION", "1", "-1", "EOF"]
+    path = tmp_path / "short.vrp"
+    path.write_text("\n".join(lines) + "\n")
+    argv = ["solve", str(path), "--iterations", "200", "--json", "--seed", "3"]
+    runs = {}
+    for flag in ([], ["--load-penalty", "auto"], ["--load-penalty", "off"], ["--load-penalty", "0.3"]):
+        assert main([*argv, *flag]) == 0
+        runs[" ".join(flag)] = json.loads(capsys.readouterr().out)["solution"]
+    assert runs[""] == runs["--load-penalty auto"] == runs["--load-penalty 0.3"]
+    assert runs["--load-penalty off"] != runs[""]

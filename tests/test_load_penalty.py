@@ -187,7 +187,7 @@ def test_a_penalised_solve_returns_a_feasible_best_and_reports_its_searches(kind
     assert stats["weight"] > 0
     again = glns.solve(problem, iterations=400, seed=2, params=params)
     assert again.solution == result.solution and again.extra == result.extra
-    plain = glns.solve(problem, iterations=400, seed=2)
+    plain = glns.solve(problem, iterations=400, seed=2, params=glns.SolveParams(load_penalty=None))
     assert "load_penalty" not in plain.extra
     assert plain.solution != result.solution
 
@@ -211,7 +211,7 @@ def test_time_windows_and_tours_ignore_the_penalty():
         assert "load_penalty" not in with_it.extra
 
 
-@pytest.mark.parametrize("share", [0, 1, -0.2, 1.5])
+@pytest.mark.parametrize("share", [0, 1, -0.2, 1.5, "on", True])
 def test_load_penalty_share_must_be_inside_0_1(share):
     with pytest.raises(ValueError, match="load_penalty"):
         glns.SolveParams(load_penalty=share)
@@ -256,3 +256,34 @@ def test_native_loop_replays_the_reference_loop_with_penalised_loads(kind):
     assert got.extra["load_penalty"] == ref["load_penalty"]
     stats = ref["load_penalty"]
     assert stats["feasible"] > 0 and stats["repaired"] > 0     # both paths were taken
+
+
+def _routes_of_length(kind, per_route, n=48, seed=4):
+    """An instance whose routes hold `per_route` customers at the fewest routes."""
+    rs = np.random.default_rng(seed)
+    coords = rs.random((n + 1, 2)) * 100
+    q = np.r_[0, np.full(n, 5)]
+    cls = glns.CVRP if kind == "cvrp" else glns.OVRP
+    return cls(coords, q, 5 * per_route)
+
+
+def test_customers_per_route_counts_the_fewest_routes():
+    assert _routes_of_length("cvrp", 6).customers_per_route == 6.0
+    assert _routes_of_length("cvrp", 7, n=60).customers_per_route == 60 / 9     # ceil(60 / 7) routes
+    assert make_problem("tsp", 20, 1, 0).customers_per_route is None
+
+
+@pytest.mark.parametrize("kind", VRP_KINDS)
+def test_auto_penalises_loads_on_short_routes_only(kind):
+    """The default ("auto") is load_penalty=0.3 below 8 customers per route and off from 8 on;
+    the paper's preset is always off."""
+    auto = glns.SolveParams()
+    assert auto.load_penalty == "auto" and glns.SolveParams.paper().load_penalty is None
+    for per_route, share in ((6, 0.3), (7, 0.3), (8, None), (12, None)):
+        problem = _routes_of_length(kind, per_route)
+        assert auto.load_penalty_share(problem.customers_per_route) == (share or 0.0)
+        got = glns.solve(problem, iterations=300, seed=3)
+        fixed = glns.solve(problem, iterations=300, seed=3, params=glns.SolveParams(load_penalty=share))
+        assert got.solution == fixed.solution and got.extra == fixed.extra
+        assert ("load_penalty" in got.extra) == (share is not None)
+        problem.check(got.solution)

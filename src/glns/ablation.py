@@ -20,6 +20,7 @@ ENV = "GLNS_ABLATE"
 #: the parts that can be turned off, and what each one is
 PARTS = {
     "swap_star": "SWAP* in the native VRP local search",
+    "load_penalty": "penalised loads (SolveParams.load_penalty, whatever its value)",
 }
 
 

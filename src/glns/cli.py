@@ -46,13 +46,23 @@ def _operator_argument(values: list[str] | None) -> str | list[str] | None:
     return values[0]
 
 
+def _load_penalty_argument(value: str) -> float | str:
+    """--load-penalty: a share, "auto" or "off"."""
+    if value in ("auto", "off"):
+        return value
+    try:
+        return float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a share in (0, 1), 'auto' or 'off', got {value!r}") from None
+
+
 def _cmd_solve(args: argparse.Namespace) -> int:
     problem = _instance(args)
     if args.out:
         _check_out(args.out, problem)
     params = glns.SolveParams.paper() if args.paper else glns.SolveParams()
     if args.load_penalty is not None:
-        params = dataclasses.replace(params, load_penalty=args.load_penalty)
+        params = dataclasses.replace(params, load_penalty=None if args.load_penalty == "off" else args.load_penalty)
     # the progress table goes to standard error: standard output stays the result (--json)
     show = sys.stderr.isatty() and not args.json if args.display is None else args.display
     result = glns.solve(problem, _operator_argument(args.destroy), _operator_argument(args.repair),
@@ -473,10 +483,11 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--time-limit", type=float, default=None, help="seconds")
     s.add_argument("--seed", type=int, default=0)
     s.add_argument("--paper", action="store_true", help="use the paper's parameter preset")
-    s.add_argument("--load-penalty", type=float, default=None, metavar="SHARE",
+    s.add_argument("--load-penalty", type=_load_penalty_argument, default=None, metavar="SHARE",
                    help="CVRP/OVRP: let the local search overload routes at an adaptive cost "
                         "that about SHARE of its searches end within the capacity, then repair "
-                        "them (docs/method.md, \"Penalised loads\")")
+                        "them; 'auto' (the default): 0.3 on routes of fewer than 8 customers "
+                        "on average; 'off': never (docs/method.md, \"Penalised loads\")")
     s.add_argument("--display", action=argparse.BooleanOptionalAction, default=None,
                    help="a progress table on standard error every second (default: when it is "
                         "a terminal and --json is not given); Ctrl-C stops the run and keeps "

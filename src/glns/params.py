@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, Union
 
 from glns._core._settings import AutoSchedule, FixedSchedule, RunSettings
+from glns.ablation import ablated
 from glns.checks import check_count
 from glns.problems.renumber import RENUMBER_FROM
 from glns.problems.space_filling import INITIAL_SETTINGS
@@ -20,6 +21,11 @@ SIGMA_PAPER = (1.5, 1.2, 0.8, 0.1)
 LARGE_TOUR_CITIES = 400
 SIGMA_FLAT = (1.0, 1.0, 1.0, 0.1)
 SIGMA_AGGRESSIVE = (10.0, 5.0, 2.0, 0.0)
+#: SolveParams(load_penalty="auto"): penalised loads, with this share, on instances whose routes
+#: hold fewer than this many customers on average (Problem.customers_per_route); tuned on the
+#: CVRPLIB set-X files at T/10 (docs/dev/history.md, "Penalised loads")
+AUTO_LOAD_PENALTY = 0.3
+SHORT_ROUTES_BELOW = 8.0
 #: values of SolveParams.views and SolveParams.compile
 VIEW_SETTINGS = ("auto", "numpy", "python")
 COMPILE_SETTINGS = ("auto", "wait", "cached", "off")
@@ -349,12 +355,14 @@ class SolveParams:
         Hilbert-curve order (faster: the nodes an iteration touches lie close together in
         the core's arrays) and maps the solution back, unless its ids are that local already
         (docs/method.md, "Node order"); None: never.
-    load_penalty : float or None, default None
+    load_penalty : float, "auto" or None, default "auto"
         Penalised loads on CVRP and OVRP (docs/method.md, "Penalised loads"): the local
         search of a native repair may overload routes at a cost per unit of excess and then
         repairs them; the weight adapts so that about this share of searches ends within the
-        capacity before the repair. In (0, 1); None: every move keeps every load within the
-        capacity. Time windows and tours ignore it.
+        capacity before the repair. A share in (0, 1); "auto": 0.3 when the instance's
+        routes hold fewer than 8 customers on average at the fewest routes the capacity
+        allows, else off; None: every move keeps every load within the capacity. Time
+        windows and tours ignore it.
 
     Raises
     ------
@@ -377,7 +385,7 @@ class SolveParams:
     initial: str = "auto"
     epochs: Epochs | None = field(default_factory=Epochs)
     renumber: int | None = RENUMBER_FROM
-    load_penalty: float | None = None
+    load_penalty: float | str | None = "auto"
 
     def __post_init__(self) -> None:
         fractions = self.destroy_fraction if isinstance(self.destroy_fraction, tuple) else (self.destroy_fraction,)
@@ -411,15 +419,37 @@ class SolveParams:
             raise ValueError(f"epochs must be Epochs or None, got {self.epochs!r}")
         if self.renumber is not None:
             check_count(self.renumber, "renumber (customers)")
-        if self.load_penalty is not None and not 0 < self.load_penalty < 1:
-            raise ValueError(f"load_penalty must be in (0, 1) or None, got {self.load_penalty}")
+        if self.load_penalty is not None and self.load_penalty != "auto" and not (
+                isinstance(self.load_penalty, (int, float)) and 0 < self.load_penalty < 1):
+            raise ValueError(f'load_penalty must be in (0, 1), "auto" or None, got {self.load_penalty!r}')
+
+    def load_penalty_share(self, customers_per_route: float | None) -> float:
+        """The share of penalised searches to end feasible on an instance (0.0: off).
+
+        Parameters
+        ----------
+        customers_per_route : float or None
+            The instance's ``Problem.customers_per_route`` (None: no capacity).
+
+        Returns
+        -------
+        float
+            `load_penalty` itself, or what "auto" gives for such routes (0.0 when
+            ``GLNS_ABLATE`` names ``load_penalty``: glns.ablation).
+        """
+        if ablated("load_penalty"):
+            return 0.0
+        if self.load_penalty != "auto":
+            return float(self.load_penalty or 0.0)
+        short = customers_per_route is not None and customers_per_route < SHORT_ROUTES_BELOW
+        return AUTO_LOAD_PENALTY if short else 0.0
 
     @classmethod
     def paper(cls, **changes: Any) -> "SolveParams":
         """The paper's preset.
 
         Epsilon 0.2, lambda 0.5, sigma (1.5, 1.2, 0.8, 0.1), T0 100, alpha 0.97, the random
-        start, no restarts, no epochs, no renumbering.
+        start, no restarts, no epochs, no renumbering, no penalised loads.
 
         Parameters
         ----------
@@ -433,7 +463,8 @@ class SolveParams:
         """
         base = dict(temperature=FixedTemperature(100.0, 0.97), scores=SIGMA_PAPER,
                     destroy_fraction=0.2, max_destroy=None, large_destroy=None, large_tour=None, decay=0.5,
-                    adaptive=True, initial="random", restart=None, epochs=None, renumber=None)
+                    adaptive=True, initial="random", restart=None, epochs=None, renumber=None,
+                    load_penalty=None)
         base.update(changes)
         return cls(**base)
 
@@ -493,7 +524,8 @@ class SolveParams:
 
     def to_core(self, n_customers: int, *, tour: bool = False, iterations: int | None = None,
                 time_limit: float | None = None, no_improvement: int | None = None,
-                open_ended: bool = False, trace_limit: int = -1) -> RunSettings:
+                open_ended: bool = False, trace_limit: int = -1,
+                customers_per_route: float | None = None) -> RunSettings:
         """The core's typed settings for an instance of `n_customers`, with the stop budgets.
 
         The budgets are validated by ``glns.solve.stop_settings``; None means not used, and at
@@ -515,6 +547,9 @@ class SolveParams:
             Something else stops the run (a target cost, a callback), so no budget is needed.
         trace_limit : int, default -1
             The most curve samples the run keeps (-1: every iteration, 0: none).
+        customers_per_route : float or None, optional
+            The instance's ``Problem.customers_per_route``, for ``load_penalty="auto"``
+            (None: no capacity, penalised loads off).
 
         Returns
         -------
@@ -533,4 +568,4 @@ class SolveParams:
                            epoch_growth=self.epochs.growth if self.epochs else 1.0,
                            epoch_temperature=self.epochs.temperature if self.epochs else 0.0,
                            open_ended=open_ended, trace_limit=trace_limit,
-                           load_penalty=self.load_penalty or 0.0)
+                           load_penalty=self.load_penalty_share(customers_per_route))

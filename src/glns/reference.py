@@ -85,7 +85,7 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
     instead of a run with an iteration budget.
     local_search: per repair, the level of the twin local search that follows it from the
     reinserted nodes (0: none), as a native repair's ``local_search`` setting; with
-    ``params.load_penalty`` it is the penalised search, whose overloaded results are dropped
+    penalised loads (``params.load_penalty``) it is the penalised search, whose overloaded results are dropped
     (sigma4) as in the core.
 
     Returns the same statistics as the core: best/current curves, per-operator calls,
@@ -112,9 +112,10 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
     best, best_cost = copy.deepcopy(cur), cur_cost
     levels = list(local_search) if local_search is not None else [0] * nr
     penalty = None
-    if params.load_penalty and problem.has_depot and problem.capacity:
+    share = params.load_penalty_share(problem.customers_per_route)
+    if share and problem.has_depot and problem.capacity:
         total = int(np.asarray(data["demands"])[1:].sum())
-        penalty = LoadPenalty(params.load_penalty, max(cur_cost, 1e-9) / max(total, 1))
+        penalty = LoadPenalty(share, max(cur_cost, 1e-9) / max(total, 1))
     temp = params.temperature
     if isinstance(temp, FixedTemperature):
         T, alpha, T_end = temp.t0, temp.alpha, None

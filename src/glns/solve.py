@@ -186,7 +186,8 @@ def solve(problem: Problem, destroy: Any = None, repair: Any = None, *,
         iterations = DEFAULT_ITERATIONS
     settings = params.to_core(problem.n_customers, tour=not problem.has_depot,
                                **stop_settings(iterations, time_limit, no_improvement),
-                               open_ended=stop is not None, trace_limit=trace_limit)
+                               open_ended=stop is not None, trace_limit=trace_limit,
+                               customers_per_route=problem.customers_per_route)
     seed = check_seed(seed)
 
     destroy_ops, repair_ops = parse_arguments(destroy, repair, problem.kind,

@@ -213,6 +213,15 @@ class Problem:
         return self.n_nodes - self.first_node
 
     @property
+    def customers_per_route(self) -> float | None:
+        """The customers of an average route at the fewest routes the capacity allows
+        (n / ceil(total demand / capacity)); None for a problem without capacity."""
+        if not self.capacitated:
+            return None
+        routes = max(1, -(-int(np.sum(self.demands[self.first_node:])) // int(self.capacity)))
+        return self.n_customers / routes
+
+    @property
     def core(self):
         """The core's private copy of this instance (built once): a dense matrix when the
         instance was given one or is small (``DENSE_CORE_NODES``), else coordinates with
