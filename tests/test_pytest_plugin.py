@@ -13,7 +13,7 @@ pytest.importorskip("pytest_benchmark")
 
 USER_TESTS = OPERATORS + textwrap.dedent("""
     def test_native(glns_regression):
-        glns_regression("native_cvrp30", lambda: glns.solve(CVRP, iterations=ITERATIONS, seed=1))
+        glns_regression("native_cvrp30", lambda: glns.solve(CVRP, iterations=ITERATIONS, seed=1, params=NATIVE))
 
     def test_python_operator(glns_regression):
         glns_regression("python_operator_cvrp30",
@@ -72,7 +72,7 @@ def test_a_slowed_operator_fails_with_the_table_row(recorded):
 
 
 def test_a_changed_objective_fails(recorded):
-    result = _run(recorded, SUITE_ITERATIONS="3")
+    result = _run(recorded, SUITE_ITERATIONS="3", SUITE_PLAIN="1")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*native_cvrp30*objective changed*"])
 
