@@ -476,7 +476,7 @@ class _Search:
                 continue
             new_v, new_u = load_v - qv + qu, load_u - qu + qv
             pd = self.load_delta(new_v, load_v, new_u, load_u) if pz else 0.0
-            if (not (held and pd > 0)) if pz else (new_v <= cap and new_u <= cap):
+            if (pd <= 0 or not held) if pz else (new_v <= cap and new_u <= cap):
                 delta = pd + ((arc(pv, u) + arc(u, nv) - arc(pv, v) - arc(v, nv))
                               + (arc(pu, v) + arc(v, nu) - arc(pu, u) - arc(u, nu)))
                 if delta < -eps and self.in_time(rowv[:i] + [u] + rowv[i + 1:],
