@@ -47,9 +47,47 @@ def test_the_reference_loop_replays_the_epochs(kind):
     assert ref["restarts"] >= 4
 
 
+@pytest.mark.parametrize("kind, initial", [("cvrp", "random"), ("tsp", "random"), ("vrptw", "auto"),
+                                            ("cvrp", "space_filling")])
+def test_the_reference_loop_replays_independent_starts(kind, initial):
+    problem = make_problem(kind, 16, 2, capacity=20)
+    seeds = BY_PROBLEM[kind]
+    params = glns.SolveParams(epochs=Epochs(first=1.5, growth=1.7, starts=3), initial=initial,
+                              temperature=AutoTemperature(worse=0.05))
+    native = glns.solve(problem, ["random_removal", "worst_removal"], ["greedy_insertion"],
+                        time_limit=0.02, seed=3, params=params)
+    m = min(native.iterations, 300)
+    ref = reference_alns(problem, [seeds.random_removal, seeds.worst_removal],
+                         [seeds.greedy_insertion], m, 3, params, timed=True)
+    np.testing.assert_array_equal(native.best_curve[:m], ref["best_curve"])
+    np.testing.assert_array_equal(native.current_curve[:m], ref["current_curve"])
+    # three starts of 24 iterations, then epochs of 40, 68, 115, ... from the best
+    assert ref["restarts"] >= 5
+
+
+def test_independent_starts_begin_again_and_keep_the_best():
+    problem = make_problem("cvrp", 40, 4, capacity=25)
+    one = glns.solve(problem, time_limit=0.3, seed=2,
+                     params=glns.SolveParams(epochs=Epochs(first=5.0, starts=1)))
+    three = glns.solve(problem, time_limit=0.3, seed=2,
+                       params=glns.SolveParams(epochs=Epochs(first=5.0, starts=3)))
+    # the first epoch (200 iterations) is the same run
+    np.testing.assert_array_equal(one.current_curve[:200], three.current_curve[:200])
+    # then one run goes on from its best, the other from a new random start: one iteration
+    # from there is still worse than the first start's best (iterations do not depend on
+    # the clock, so this is the same on every machine)
+    assert one.current_curve[200] != three.current_curve[200]
+    assert three.current_curve[200] > three.best_curve[199]
+    # the best is kept through the starts
+    assert three.best_curve[399] <= three.best_curve[199]
+    assert three.restarts >= 3
+
+
 def test_epochs_replace_the_stall_restarts_of_a_time_budget_only():
     settings = glns.SolveParams().to_core(100, time_limit=1.0)
-    assert (settings.epoch_iterations, settings.epoch_growth, settings.epoch_temperature) == (2000, 2.0, 1.0)
+    assert (settings.epoch_iterations, settings.epoch_growth, settings.epoch_temperature,
+            settings.epoch_starts) == (2000, 2.0, 1.0, 1)
+    assert glns.SolveParams(epochs=Epochs(starts=4)).to_core(100, time_limit=1.0).epoch_starts == 4
     assert glns.SolveParams(epochs=None).to_core(100, time_limit=1.0).epoch_iterations == 0
     assert glns.SolveParams.paper().epochs is None
     # an iteration budget anneals over its iterations, with or without epochs
@@ -60,7 +98,8 @@ def test_epochs_replace_the_stall_restarts_of_a_time_budget_only():
 
 
 @pytest.mark.parametrize("bad", [dict(first=0), dict(first=float("inf")), dict(growth=0.5),
-                                 dict(temperature=-1.0)])
+                                 dict(temperature=-1.0), dict(starts=0), dict(starts=1.5),
+                                 dict(starts=True)])
 def test_invalid_epochs_are_refused(bad):
     with pytest.raises(ValueError):
         Epochs(**bad)
@@ -69,3 +108,14 @@ def test_invalid_epochs_are_refused(bad):
 def test_epochs_must_be_epochs():
     with pytest.raises(ValueError, match="epochs must be Epochs or None"):
         glns.SolveParams(epochs=(20, 2))
+
+
+def test_bench_solver_changes_the_fields_of_the_epochs():
+    from glns.benchmark.solvers import parse_solver
+
+    spec = parse_solver("default:epochs={'starts':3}")
+    assert spec.params.epochs == Epochs(starts=3)
+    with pytest.raises(ValueError, match="bogus"):
+        parse_solver("default:epochs={'bogus':3}")
+    with pytest.raises(ValueError, match="starts"):
+        parse_solver("default:epochs={'starts':0}")

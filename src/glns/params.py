@@ -206,6 +206,11 @@ class Epochs:
         How many times longer each epoch is than the one before; finite and >= 1.
     temperature : float, default 1.0
         The start temperature of every later epoch, as a multiple of T0; finite and >= 0.
+    starts : int, default 1
+        Independent starts: the first `starts` epochs are each `first` x n iterations long and
+        begin from a new start solution (drawn from the run's stream, or the given initial
+        solution again) rather than from the best; the epochs after them grow from the best
+        of all. Hedges against a first epoch that falls into a poor basin.
 
     Raises
     ------
@@ -216,12 +221,15 @@ class Epochs:
     first: float = 20.0
     growth: float = 2.0
     temperature: float = 1.0
+    starts: int = 1
 
     def __post_init__(self) -> None:
         if not (self.first > 0 and math.isfinite(self.first)):
             raise ValueError(f"first must be a finite number > 0 (iterations per customer), got {self.first}")
         if not (self.growth >= 1 and math.isfinite(self.growth)):
             raise ValueError(f"growth must be finite and >= 1, got {self.growth}")
+        if isinstance(self.starts, bool) or not isinstance(self.starts, int) or self.starts < 1:
+            raise ValueError(f"starts must be an integer >= 1, got {self.starts!r}")
         if not (self.temperature >= 0 and math.isfinite(self.temperature)):
             raise ValueError(f"temperature must be finite and >= 0, got {self.temperature}")
 
@@ -567,5 +575,6 @@ class SolveParams:
                            epoch_iterations=self.epochs.first_iterations(n_customers) if self.epochs else 0,
                            epoch_growth=self.epochs.growth if self.epochs else 1.0,
                            epoch_temperature=self.epochs.temperature if self.epochs else 0.0,
+                           epoch_starts=self.epochs.starts if self.epochs else 1,
                            open_ended=open_ended, trace_limit=trace_limit,
                            load_penalty=self.load_penalty_share(customers_per_route))

@@ -105,9 +105,8 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
     tour = not problem.has_depot
     k_min, k_max = params.destroy_range(problem.n_customers, tour)
 
-    cur = start_solution(problem, params.initial)
-    if cur is None:
-        cur = random_solution(problem, rng)
+    given = start_solution(problem, params.initial)
+    cur = random_solution(problem, rng) if given is None else copy.deepcopy(given)
     cur_cost = solution_cost(problem, cur)
     best, best_cost = copy.deepcopy(cur), cur_cost
     levels = list(local_search) if local_search is not None else [0] * nr
@@ -134,6 +133,7 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
         epoch_len = epochs.first_iterations(problem.n_customers)
         epoch_end = epoch_len
         alpha = temp.end_ratio ** (1.0 / epoch_len) if T > 0 else 1.0
+        starts_left = epochs.starts - 1
     stall = (max(1, int(params.restart.stall * iterations))
              if params.restart and iterations > 0 and not timed else None)
     since_anchor = restarts = 0
@@ -147,7 +147,17 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
             T = t0 * params.restart.temperature
             if T_end is not None and T > 0:
                 alpha = (T_end / T) ** (1.0 / (iterations - it))
-        if epochs is not None and it >= epoch_end:
+        if epochs is not None and it >= epoch_end and starts_left > 0:
+            # an independent start: as long as the first epoch, from a new start at T0
+            starts_left -= 1
+            fresh = random_solution(problem, rng) if given is None else copy.deepcopy(given)
+            fleet = getattr(problem, "vehicles", None) if problem.timed else None
+            if not (fleet and len(fresh) > fleet):
+                cur, cur_cost = fresh, solution_cost(problem, fresh)
+            restarts += 1
+            epoch_end = it + epoch_len
+            T = t0
+        elif epochs is not None and it >= epoch_end:
             # the next epoch: from the best solution, cooling from epochs.temperature * T0
             cur, cur_cost = copy.deepcopy(best), best_cost
             restarts += 1

@@ -270,6 +270,27 @@ cdef inline int _back_to_best(Sol *cur, Sol *cand, const Sol *best, const Inst *
     return 0
 
 
+cdef int _new_start(Sol *cur, Sol *cand, const Sol *first, bint given, const Inst *c,
+                    uint64_t *rng) except -1 nogil:
+    """An independent start (glns.params.Epochs.starts): the caller's initial solution again,
+    or a new one drawn from the stream as the run's own start was. Returns 1 when a start by
+    insertion needs more routes than the fleet (the run goes on from where it is)."""
+    if given:
+        sol_copy(cur, first, c)
+    elif c.timed:
+        _insertion_start(cand, c, rng)
+        if c.fleet > 0 and cand.n_routes > c.fleet:
+            sol_copy(cand, cur, c)
+            sol_unmark(cur)
+            return 1
+        sol_copy(cur, cand, c)
+    else:
+        sol_random_init(cur, c, rng)
+    sol_copy(cand, cur, c)
+    sol_unmark(cur)
+    return 0
+
+
 cdef int64_t _total_demand(const Inst *c) noexcept nogil:
     cdef int64_t total = 0
     cdef int v
@@ -281,6 +302,7 @@ cdef int64_t _total_demand(const Inst *c) noexcept nogil:
 cdef class _Run:
     """Solutions and buffers of one run, freed together."""
     cdef Sol cur, cand, best
+    cdef Sol first      # the caller's initial solution, kept for independent starts
     cdef int *removed
     cdef int *scratch
     cdef Trace trace
@@ -289,6 +311,7 @@ cdef class _Run:
         sol_alloc(&self.cur, &inst.c)
         sol_alloc(&self.cand, &inst.c)
         sol_alloc(&self.best, &inst.c)
+        sol_alloc(&self.first, &inst.c)
         self.removed = <int *> PyMem_Malloc(max(inst.n, 1) * sizeof(int))
         self.scratch = <int *> PyMem_Malloc(max(inst.n, 1) * sizeof(int))
 
@@ -296,6 +319,7 @@ cdef class _Run:
         sol_free(&self.cur)
         sol_free(&self.cand)
         sol_free(&self.best)
+        sol_free(&self.first)
         PyMem_Free(self.removed)
         PyMem_Free(self.scratch)
         trace_free(&self.trace)
@@ -391,6 +415,8 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
     cdef double T, T0, T_end, alpha
     cdef bint time_schedule = False, iteration_schedule = False, epoch_schedule = False
     cdef int64_t epoch_len = 0, epoch_end = 0
+    cdef int starts_left = 0
+    cdef bint given = initial is not None
     # Initial solution (docs/method.md), or a warm start given by the caller.
     cdef int unused = 0
     if initial is None and c.timed:
@@ -439,6 +465,9 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
             epoch_end = epoch_len
             alpha = pow(auto.end_ratio, 1.0 / epoch_len) if T0 > 0 else 1.0
             epoch_schedule = True
+            starts_left = settings.epoch_starts - 1
+            if given and starts_left > 0:
+                sol_copy(&run.first, &run.cur, c)
         else:
             alpha = 1.0
             time_schedule = time_limit > 0
@@ -533,7 +562,19 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
                         stop = _ask(monitor.restart, (it, elapsed, run.best.cost, restarts), pending)
                     if stop != STOP_NONE:
                         break
-            if epoch_schedule and it >= epoch_end:
+            if epoch_schedule and it >= epoch_end and starts_left > 0:
+                # an independent start: as long as the first epoch, from a new start at T0
+                starts_left -= 1
+                _new_start(&run.cur, &run.cand, &run.first, given, c, &rng)
+                restarts += 1
+                epoch_end = it + epoch_len
+                T = T0
+                if want_restart:
+                    with gil:
+                        stop = _ask(monitor.restart, (it, elapsed, run.best.cost, restarts), pending)
+                    if stop != STOP_NONE:
+                        break
+            elif epoch_schedule and it >= epoch_end:
                 # the next epoch: from the best solution, cooling from epoch_temperature * T0
                 _back_to_best(&run.cur, &run.cand, &run.best, c)
                 restarts += 1

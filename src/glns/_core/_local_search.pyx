@@ -886,8 +886,10 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
         if ru == rv:
             room = True
         elif pz:        # any load, as long as the row has room
-            pd = _load_delta(w, load_u + qv, load_u, load_v - qv, load_v)
-            room = Lu < s.stride and not (held and pd > 0)
+            room = Lu < s.stride
+            if room:
+                pd = _load_delta(w, load_u + qv, load_u, load_v - qv, load_v)
+                room = not (held and pd > 0)
         else:
             room = load_u + qv <= cap
         if room:

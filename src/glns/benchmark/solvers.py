@@ -8,7 +8,8 @@ glns configurations (run with :func:`glns.solve_many`, every instance with its o
 - ``standard``: the paper's "standard ALNS" (random, worst and related removal; greedy, regret-2
   and regret-3 insertion), native, paper preset.
 - ``NAME:KEY=VALUE,...`` for one of those three: the same with :class:`glns.SolveParams` fields
-  changed (values as Python literals), e.g. ``default:load_penalty=0.3``.
+  changed (values as Python literals), e.g. ``default:load_penalty=0.3``; a dict changes fields
+  of a parameter that is itself a dataclass, e.g. ``default:epochs={'starts':3}``.
 - ``module:PATH``: the operators of a Python file (read by
   :func:`glns.operators.exported.read_export`): a G-LNS export (its best pair, or its
   populations if it has none) or any module defining DESTROY and REPAIR (one operator or a list
@@ -22,7 +23,7 @@ extra ``bench``.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, is_dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -99,8 +100,17 @@ def _with_params(name: str, base: str, changes: str) -> SolverSpec:
             values[key.strip()] = ast.literal_eval(text.strip())
         except (ValueError, SyntaxError):
             values[key.strip()] = text.strip()
+    base_params = spec.params or SolveParams()
+    for key, value in values.items():
+        # a dict changes the fields of a parameter that is itself a dataclass: epochs={'starts': 3}
+        current = getattr(base_params, key, None)
+        if isinstance(value, dict) and is_dataclass(current):
+            try:
+                values[key] = replace(current, **value)
+            except TypeError as e:
+                raise ValueError(f"solver {name!r}: {e}") from None
     try:
-        params = replace(spec.params or SolveParams(), **values)
+        params = replace(base_params, **values)
     except TypeError as e:
         raise ValueError(f"solver {name!r}: {e}") from None
     return SolverSpec(name, f"{spec.label} ({changes})", "glns", spec.budget, problems=spec.problems,
