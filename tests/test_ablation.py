@@ -42,8 +42,8 @@ def test_ablating_load_penalty_turns_every_share_off(monkeypatch):
     from glns.params import SolveParams
 
     monkeypatch.delenv(ablation.ENV, raising=False)
-    assert SolveParams(load_penalty=0.4).load_penalty_share(20.0) == 0.4
-    assert SolveParams().load_penalty_share(5.0) == 0.3
+    assert SolveParams(load_penalty=0.4).load_penalty_share(20.0, 500) == 0.4
+    assert SolveParams().load_penalty_share(5.0, 500) == 0.3
     monkeypatch.setenv(ablation.ENV, "load_penalty")
-    assert SolveParams(load_penalty=0.4).load_penalty_share(20.0) == 0.0
-    assert SolveParams().load_penalty_share(5.0) == 0.0
+    assert SolveParams(load_penalty=0.4).load_penalty_share(20.0, 500) == 0.0
+    assert SolveParams().load_penalty_share(5.0, 500) == 0.0

@@ -274,16 +274,19 @@ def test_customers_per_route_counts_the_fewest_routes():
 
 
 @pytest.mark.parametrize("kind", VRP_KINDS)
-def test_auto_penalises_loads_on_short_routes_only(kind):
-    """The default ("auto") is load_penalty=0.3 below 8 customers per route and off from 8 on;
-    the paper's preset is always off."""
+def test_auto_penalises_loads_below_400_customers_or_on_short_routes(kind):
+    """The default ("auto") is load_penalty=0.3 below 400 customers, and from 400 on below 8
+    customers per route; off otherwise. The paper's preset is always off."""
     auto = glns.SolveParams()
     assert auto.load_penalty == "auto" and glns.SolveParams.paper().load_penalty is None
-    for per_route, share in ((6, 0.3), (7, 0.3), (8, None), (12, None)):
-        problem = _routes_of_length(kind, per_route)
-        assert auto.load_penalty_share(problem.customers_per_route) == (share or 0.0)
-        got = glns.solve(problem, iterations=300, seed=3)
-        fixed = glns.solve(problem, iterations=300, seed=3, params=glns.SolveParams(load_penalty=share))
+    for n, per_route, share in ((48, 6, 0.3), (48, 12, 0.3), (399, 12, 0.3), (400, 6, 0.3),
+                                (400, 7, 0.3), (400, 8, None), (400, 12, None)):
+        problem = _routes_of_length(kind, per_route, n=n)
+        assert auto.load_penalty_share(problem.customers_per_route, n) == (share or 0.0)
+    for n, per_route, share in ((48, 12, 0.3), (400, 6, 0.3), (400, 12, None)):
+        problem = _routes_of_length(kind, per_route, n=n)
+        got = glns.solve(problem, iterations=150, seed=3)
+        fixed = glns.solve(problem, iterations=150, seed=3, params=glns.SolveParams(load_penalty=share))
         assert got.solution == fixed.solution and got.extra == fixed.extra
         assert ("load_penalty" in got.extra) == (share is not None)
         problem.check(got.solution)

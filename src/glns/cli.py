@@ -15,7 +15,7 @@ from glns import datasets
 from glns.benchmark.cli import add_bench_parser
 from glns.plot.cli import add_plot_parser
 from glns.problems import PROBLEM_KINDS
-from glns.params import AUTO_LOAD_PENALTY, SHORT_ROUTES_BELOW
+from glns.params import AUTO_LOAD_PENALTY, SHORT_ROUTES_BELOW, SMALL_BELOW
 from glns.solution_files import solution_format
 
 
@@ -487,8 +487,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--load-penalty", type=_load_penalty_argument, default=None, metavar="SHARE",
                    help="CVRP/OVRP: let the local search overload routes at an adaptive cost "
                         "that about SHARE of its searches end within the capacity, then repair "
-                        f"them; 'auto' (the default): {AUTO_LOAD_PENALTY} on routes of fewer than "
-                        f"{SHORT_ROUTES_BELOW:g} customers on average; 'off': never "
+                        f"them; 'auto' (the default): {AUTO_LOAD_PENALTY} below {SMALL_BELOW} "
+                        f"customers, and on routes of fewer than {SHORT_ROUTES_BELOW:g} "
+                        "customers on average; 'off': never "
                         "(docs/method.md, \"Penalised loads\")")
     s.add_argument("--display", action=argparse.BooleanOptionalAction, default=None,
                    help="a progress table on standard error every second (default: when it is "

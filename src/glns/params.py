@@ -21,11 +21,15 @@ SIGMA_PAPER = (1.5, 1.2, 0.8, 0.1)
 LARGE_TOUR_CITIES = 400
 SIGMA_FLAT = (1.0, 1.0, 1.0, 0.1)
 SIGMA_AGGRESSIVE = (10.0, 5.0, 2.0, 0.0)
-#: SolveParams(load_penalty="auto"): penalised loads, with this share, on instances whose routes
-#: hold fewer than this many customers on average (Problem.customers_per_route); tuned on the
-#: CVRPLIB set-X files at T/10 (docs/dev/history.md, "Penalised loads")
+#: SolveParams(load_penalty="auto"): penalised loads, with this share, on instances of fewer
+#: than SMALL_BELOW customers, and on larger ones whose routes hold fewer than
+#: SHORT_ROUTES_BELOW customers on average (Problem.customers_per_route). On larger instances
+#: with long routes a penalised search makes many more moves, and runs lost 80 % of their
+#: iterations (set X, n > 400, at most 30 removals). Tuned on the CVRPLIB set-X files at T/10
+#: (docs/dev/history.md, "Penalised loads").
 AUTO_LOAD_PENALTY = 0.3
 SHORT_ROUTES_BELOW = 8.0
+SMALL_BELOW = 400
 #: values of SolveParams.views and SolveParams.compile
 VIEW_SETTINGS = ("auto", "numpy", "python")
 COMPILE_SETTINGS = ("auto", "wait", "cached", "off")
@@ -367,9 +371,9 @@ class SolveParams:
         Penalised loads on CVRP and OVRP (docs/method.md, "Penalised loads"): the local
         search of a native repair may overload routes at a cost per unit of excess and then
         repairs them; the weight adapts so that about this share of searches ends within the
-        capacity before the repair. A share in (0, 1); "auto": 0.3 when the instance's
-        routes hold fewer than 8 customers on average at the fewest routes the capacity
-        allows, else off; None: every move keeps every load within the capacity. Time
+        capacity before the repair. A share in (0, 1); "auto": 0.3 on instances of fewer
+        than 400 customers, and on larger ones whose routes hold fewer than 8 customers on
+        average at the fewest routes the capacity allows, else off; None: every move keeps every load within the capacity. Time
         windows and tours ignore it.
 
     Raises
@@ -431,26 +435,30 @@ class SolveParams:
                 isinstance(self.load_penalty, (int, float)) and 0 < self.load_penalty < 1):
             raise ValueError(f'load_penalty must be in (0, 1), "auto" or None, got {self.load_penalty!r}')
 
-    def load_penalty_share(self, customers_per_route: float | None) -> float:
+    def load_penalty_share(self, customers_per_route: float | None, n_customers: int) -> float:
         """The share of penalised searches to end feasible on an instance (0.0: off).
 
         Parameters
         ----------
         customers_per_route : float or None
             The instance's ``Problem.customers_per_route`` (None: no capacity).
+        n_customers : int
+            The instance's customers.
 
         Returns
         -------
         float
-            `load_penalty` itself, or what "auto" gives for such routes (0.0 when
+            `load_penalty` itself, or what "auto" gives for such an instance (0.0 when
             ``GLNS_ABLATE`` names ``load_penalty``: glns.ablation).
         """
         if ablated("load_penalty"):
             return 0.0
         if self.load_penalty != "auto":
             return float(self.load_penalty or 0.0)
-        short = customers_per_route is not None and customers_per_route < SHORT_ROUTES_BELOW
-        return AUTO_LOAD_PENALTY if short else 0.0
+        if customers_per_route is None:
+            return 0.0
+        on = n_customers < SMALL_BELOW or customers_per_route < SHORT_ROUTES_BELOW
+        return AUTO_LOAD_PENALTY if on else 0.0
 
     @classmethod
     def paper(cls, **changes: Any) -> "SolveParams":
@@ -577,4 +585,4 @@ class SolveParams:
                            epoch_temperature=self.epochs.temperature if self.epochs else 0.0,
                            epoch_starts=self.epochs.starts if self.epochs else 1,
                            open_ended=open_ended, trace_limit=trace_limit,
-                           load_penalty=self.load_penalty_share(customers_per_route))
+                           load_penalty=self.load_penalty_share(customers_per_route, n_customers))

@@ -111,7 +111,7 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
     best, best_cost = copy.deepcopy(cur), cur_cost
     levels = list(local_search) if local_search is not None else [0] * nr
     penalty = None
-    share = params.load_penalty_share(problem.customers_per_route)
+    share = params.load_penalty_share(problem.customers_per_route, problem.n_customers)
     if share and problem.has_depot and problem.capacity:
         total = int(np.asarray(data["demands"])[1:].sum())
         penalty = LoadPenalty(share, max(cur_cost, 1e-9) / max(total, 1))
