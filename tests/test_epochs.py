@@ -29,20 +29,27 @@ def test_a_longer_time_limit_replays_the_shorter_run(kind, n):
     assert long.cost <= short.cost
 
 
+def _replay(problem, kind, seed, params):
+    """A short timed native run and the reference loop's replay of its first iterations: the
+    same best and current curves; the reference's statistics."""
+    seeds = BY_PROBLEM[kind]
+    native = glns.solve(problem, ["random_removal", "worst_removal"], ["greedy_insertion"],
+                        time_limit=0.02, seed=seed, params=params)
+    m = min(native.iterations, 300)
+    ref = reference_alns(problem, [seeds.random_removal, seeds.worst_removal],
+                         [seeds.greedy_insertion], m, seed, params, timed=True)
+    np.testing.assert_array_equal(native.best_curve[:m], ref["best_curve"])
+    np.testing.assert_array_equal(native.current_curve[:m], ref["current_curve"])
+    return native, ref
+
+
 @pytest.mark.parametrize("kind", ["cvrp", "tsp"])
 def test_the_reference_loop_replays_the_epochs(kind):
     problem = make_problem(kind, 16, 1, capacity=20)
-    seeds = BY_PROBLEM[kind]
     params = glns.SolveParams(epochs=Epochs(first=1.5, growth=1.7, temperature=0.3),
                               temperature=AutoTemperature(worse=0.05))
-    native = glns.solve(problem, ["random_removal", "worst_removal"], ["greedy_insertion"],
-                        time_limit=0.02, seed=7, params=params)
-    m = min(native.iterations, 300)
-    ref = reference_alns(problem, [seeds.random_removal, seeds.worst_removal],
-                         [seeds.greedy_insertion], m, 7, params, timed=True)
+    native, ref = _replay(problem, kind, 7, params)
     assert native.initial_temperature == ref["initial_temperature"]
-    np.testing.assert_array_equal(native.best_curve[:m], ref["best_curve"])
-    np.testing.assert_array_equal(native.current_curve[:m], ref["current_curve"])
     # first = 1.5 x 16 = 24 iterations, then 40, 68, 115, ...: four epoch starts in 300
     assert ref["restarts"] >= 4
 
@@ -51,16 +58,9 @@ def test_the_reference_loop_replays_the_epochs(kind):
                                             ("cvrp", "space_filling")])
 def test_the_reference_loop_replays_independent_starts(kind, initial):
     problem = make_problem(kind, 16, 2, capacity=20)
-    seeds = BY_PROBLEM[kind]
     params = glns.SolveParams(epochs=Epochs(first=1.5, growth=1.7, starts=3), initial=initial,
                               temperature=AutoTemperature(worse=0.05))
-    native = glns.solve(problem, ["random_removal", "worst_removal"], ["greedy_insertion"],
-                        time_limit=0.02, seed=3, params=params)
-    m = min(native.iterations, 300)
-    ref = reference_alns(problem, [seeds.random_removal, seeds.worst_removal],
-                         [seeds.greedy_insertion], m, 3, params, timed=True)
-    np.testing.assert_array_equal(native.best_curve[:m], ref["best_curve"])
-    np.testing.assert_array_equal(native.current_curve[:m], ref["current_curve"])
+    _, ref = _replay(problem, kind, 3, params)
     # three starts of 24 iterations, then epochs of 40, 68, 115, ... from the best
     assert ref["restarts"] >= 5
 

@@ -106,7 +106,12 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
     k_min, k_max = params.destroy_range(problem.n_customers, tour)
 
     given = start_solution(problem, params.initial)
-    cur = random_solution(problem, rng) if given is None else copy.deepcopy(given)
+
+    def new_start() -> Any:
+        """The run's start, and each independent start's: the given one, or one from the stream."""
+        return random_solution(problem, rng) if given is None else copy.deepcopy(given)
+
+    cur = new_start()
     cur_cost = solution_cost(problem, cur)
     best, best_cost = copy.deepcopy(cur), cur_cost
     levels = list(local_search) if local_search is not None else [0] * nr
@@ -150,7 +155,7 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
         if epochs is not None and it >= epoch_end and starts_left > 0:
             # an independent start: as long as the first epoch, from a new start at T0
             starts_left -= 1
-            fresh = random_solution(problem, rng) if given is None else copy.deepcopy(given)
+            fresh = new_start()
             fleet = getattr(problem, "vehicles", None) if problem.timed else None
             if not (fleet and len(fresh) > fleet):
                 cur, cur_cost = fresh, solution_cost(problem, fresh)
