@@ -234,7 +234,8 @@ def test_bench_solver_with_changed_params():
 
 
 @pytest.mark.parametrize("kind", VRP_KINDS)
-def test_native_loop_replays_the_reference_loop_with_penalised_loads(kind):
+@pytest.mark.parametrize("level", [1, 3])       # 3: with SWAP*, as the default's repairs there
+def test_native_loop_replays_the_reference_loop_with_penalised_loads(kind, level):
     """The core's load penalty (weight, adaptation every 100 searches, repairs, dropped
     candidates) against glns.reference with the twin search after the twin repair."""
     from glns.operators import native
@@ -245,10 +246,10 @@ def test_native_loop_replays_the_reference_loop_with_penalised_loads(kind):
     params = glns.SolveParams(load_penalty=0.3)
     seeds = BY_PROBLEM[problem.kind]
     got = glns.solve(problem, ["random_removal", "worst_removal"],
-                     [native("greedy_insertion", local_search=1)], iterations=350, seed=5,
+                     [native("greedy_insertion", local_search=level)], iterations=350, seed=5,
                      params=params)
     ref = reference_alns(problem, [seeds.random_removal, seeds.worst_removal],
-                         [seeds.greedy_insertion], 350, 5, params, local_search=[1])
+                         [seeds.greedy_insertion], 350, 5, params, local_search=[level])
     np.testing.assert_array_equal(got.best_curve, ref["best_curve"])
     np.testing.assert_array_equal(got.current_curve, ref["current_curve"])
     assert got.solution == ref["best"]

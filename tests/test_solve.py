@@ -512,6 +512,38 @@ def test_default_portfolio_is_granular_on_large_tours_only(kind, n, granular):
         assert {**got, "neighbours": 0} == {**default, "neighbours": 0}
 
 
+def _levels(repair):
+    return [dict(zip([p.name for p in glns.operators.NATIVE_OPERATORS[op.native_name].all_params],
+                     op.params))["local_search"] for op in repair]
+
+
+@pytest.mark.parametrize("kind, n, capacity, swap_star", [
+    ("cvrp", 399, 50, True), ("ovrp", 100, 50, True),     # small
+    ("cvrp", 400, 50, False),                           # 10 customers per route from 400 on
+    ("cvrp", 400, 30, True),                            # fewer than 8 per route
+    ("vrptw", 100, None, False), ("tsp", 100, None, False)])
+def test_default_repairs_search_with_swap_star_where_loads_are_penalised(kind, n, capacity, swap_star,
+                                                                         monkeypatch):
+    from glns.params import small_or_short_routes
+    from glns.solve import SWAP_STAR_REPAIR, default_portfolio
+
+    problem = glns.datasets.generate(kind, n, 1)
+    if capacity is not None and kind != "vrptw":
+        problem = type(problem)(problem.coords, problem.demands, capacity)
+    assert small_or_short_routes(problem.customers_per_route, problem.n_customers) == (swap_star or kind == "vrptw")
+    _, repair = default_portfolio(problem)
+    assert repair == (SWAP_STAR_REPAIR if swap_star else DEFAULT_REPAIR)
+    assert _levels(repair) == ([3, 3] if swap_star else [2, 2])
+    # an ablation turns a part off in the core, not the choice of the portfolio
+    monkeypatch.setenv("GLNS_ABLATE", "load_penalty")
+    assert default_portfolio(problem)[1] == repair
+    if swap_star:
+        res = solve(problem, iterations=30, seed=2)
+        assert [s.name for s in res.repair_stats] == [op.name for op in SWAP_STAR_REPAIR]
+        again = solve(problem, DEFAULT_DESTROY, SWAP_STAR_REPAIR, iterations=30, seed=2)
+        assert again.solution == res.solution
+
+
 def test_solve_runs_the_default_portfolio_of_the_problem():
     problem = glns.datasets.generate("tsp", 450, 2)
     res = solve(problem, iterations=3, seed=1)

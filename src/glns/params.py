@@ -35,6 +35,29 @@ VIEW_SETTINGS = ("auto", "numpy", "python")
 COMPILE_SETTINGS = ("auto", "wait", "cached", "off")
 
 
+def small_or_short_routes(customers_per_route: float | None, n_customers: int) -> bool:
+    """A capacitated instance of fewer than ``SMALL_BELOW`` customers, or whose routes hold
+    fewer than ``SHORT_ROUTES_BELOW`` customers on average: where ``load_penalty="auto"``
+    penalises loads and the default repairs of a CVRP or OVRP search with SWAP*
+    (glns.solve.SWAP_STAR_REPAIR).
+
+    Parameters
+    ----------
+    customers_per_route : float or None
+        The instance's ``Problem.customers_per_route`` (None: no capacity).
+    n_customers : int
+        The instance's customers.
+
+    Returns
+    -------
+    bool
+        False for an instance without capacity.
+    """
+    if customers_per_route is None:
+        return False
+    return n_customers < SMALL_BELOW or customers_per_route < SHORT_ROUTES_BELOW
+
+
 @dataclass(frozen=True)
 class FixedTemperature:
     """Geometric cooling from a fixed start temperature (the paper's schedule).
@@ -455,10 +478,7 @@ class SolveParams:
             return 0.0
         if self.load_penalty != "auto":
             return float(self.load_penalty or 0.0)
-        if customers_per_route is None:
-            return 0.0
-        on = n_customers < SMALL_BELOW or customers_per_route < SHORT_ROUTES_BELOW
-        return AUTO_LOAD_PENALTY if on else 0.0
+        return AUTO_LOAD_PENALTY if small_or_short_routes(customers_per_route, n_customers) else 0.0
 
     @classmethod
     def paper(cls, **changes: Any) -> "SolveParams":
