@@ -497,6 +497,12 @@ def test_public_namespace():
     assert isinstance(glns.__version__, str)
 
 
+def _params_of(op):
+    """A native operator's parameters by name."""
+    names = [p.name for p in glns.operators.NATIVE_OPERATORS[op.native_name].all_params]
+    return dict(zip(names, op.params))
+
+
 @pytest.mark.parametrize("kind, n, granular", [("tsp", 399, False), ("tsp", 400, True),
                                                ("cvrp", 1000, False), ("ovrp", 1000, False)])
 def test_default_portfolio_is_granular_on_large_tours_only(kind, n, granular):
@@ -506,15 +512,13 @@ def test_default_portfolio_is_granular_on_large_tours_only(kind, n, granular):
     assert destroy == DEFAULT_DESTROY
     assert [op.native_name for op in repair] == [op.native_name for op in DEFAULT_REPAIR]
     for op, base in zip(repair, DEFAULT_REPAIR):
-        names = [p.name for p in glns.operators.NATIVE_OPERATORS[op.native_name].all_params]
-        got, default = dict(zip(names, op.params)), dict(zip(names, base.params))
+        got, default = _params_of(op), _params_of(base)
         assert got["neighbours"] == (LARGE_TOUR_NEIGHBOURS[1] if granular else 0)
         assert {**got, "neighbours": 0} == {**default, "neighbours": 0}
 
 
 def _levels(repair):
-    return [dict(zip([p.name for p in glns.operators.NATIVE_OPERATORS[op.native_name].all_params],
-                     op.params))["local_search"] for op in repair]
+    return [_params_of(op)["local_search"] for op in repair]
 
 
 @pytest.mark.parametrize("kind, n, capacity, swap_star", [

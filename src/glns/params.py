@@ -463,10 +463,8 @@ class SolveParams:
 
         Parameters
         ----------
-        customers_per_route : float or None
-            The instance's ``Problem.customers_per_route`` (None: no capacity).
-        n_customers : int
-            The instance's customers.
+        customers_per_route, n_customers : float or None, int
+            The instance's, as :func:`small_or_short_routes` takes them.
 
         Returns
         -------
