@@ -1,5 +1,5 @@
 """Regression checks for users' CI (glns.regression, `glns regress record|check`): two
-unchanged runs pass, an operator made 1.5x slower fails, a changed objective fails."""
+unchanged runs pass, an operator whose own work is made 3x slower fails, a changed objective fails."""
 
 import json
 import subprocess
@@ -69,7 +69,7 @@ def test_two_unchanged_runs_pass(suite):
 
 def test_an_operator_made_slower_fails(suite, monkeypatch):
     path, baseline = suite
-    monkeypatch.setenv("SUITE_SLOW", "1.5")     # read when the suite file is loaded again
+    monkeypatch.setenv("SUITE_SLOW", "3")     # read when the suite file is loaded again; 3x the operator's work clears the 1.3 limit with a margin for the solve around it and for noise
     report = regression.check_suite(path, baseline)
     rows = {r.name: r for r in report.rows}
     assert not report.ok and rows["python_operator_cvrp30"].status == "slower", report.table()
