@@ -99,7 +99,7 @@ def test_epochs_replace_the_stall_restarts_of_a_time_budget_only():
 
 @pytest.mark.parametrize("bad", [dict(first=0), dict(first=float("inf")), dict(growth=0.5),
                                  dict(temperature=-1.0), dict(starts=0), dict(starts=1.5),
-                                 dict(starts=True)])
+                                 dict(starts=True), dict(elite=0), dict(elite=2.0), dict(elite=False)])
 def test_invalid_epochs_are_refused(bad):
     with pytest.raises(ValueError):
         Epochs(**bad)
@@ -119,3 +119,38 @@ def test_bench_solver_changes_the_fields_of_the_epochs():
         parse_solver("default:epochs={'bogus':3}")
     with pytest.raises(ValueError, match="starts"):
         parse_solver("default:epochs={'starts':0}")
+    assert parse_solver("default:epochs={'elite':4}").params.epochs == Epochs(elite=4)
+
+
+@pytest.mark.parametrize("kind, initial, starts", [("cvrp", "random", 1), ("tsp", "random", 1),
+                                                    ("vrptw", "auto", 1), ("cvrp", "random", 2)])
+def test_the_reference_loop_replays_the_elite_pool(kind, initial, starts):
+    problem = make_problem(kind, 16, 2, capacity=20)
+    params = glns.SolveParams(epochs=Epochs(first=1.5, growth=1.3, starts=starts, elite=3),
+                              initial=initial, temperature=AutoTemperature(worse=0.05))
+    native, ref = _replay(problem, kind, 5, params)
+    # epochs of 24, 31, 40, 52, 67, ... iterations: five or more in 300, and with this seed
+    # some of them begin from an earlier epoch's end rather than from the best
+    assert ref["restarts"] >= 5 and ref["epochs_from_elite"] >= 1, ref["restarts"]
+    assert native.restarts >= ref["restarts"]
+
+
+def test_an_elite_pool_of_one_is_the_best_alone():
+    problem = make_problem("cvrp", 30, 5, capacity=20)
+    kwargs = dict(time_limit=0.2, seed=4)
+    plain = glns.solve(problem, **kwargs, params=glns.SolveParams(epochs=Epochs(first=2.0)))
+    one = glns.solve(problem, **kwargs, params=glns.SolveParams(epochs=Epochs(first=2.0, elite=1)))
+    pool = glns.solve(problem, **kwargs, params=glns.SolveParams(epochs=Epochs(first=2.0, elite=4)))
+    m = min(plain.iterations, one.iterations, pool.iterations) - 1
+    np.testing.assert_array_equal(plain.current_curve[:m], one.current_curve[:m])
+    # the first epoch (60 iterations) is the same run; the pool draws its start after it
+    np.testing.assert_array_equal(plain.current_curve[:60], pool.current_curve[:60])
+    assert not np.array_equal(plain.current_curve[:m], pool.current_curve[:m])
+    # the best is never lost
+    assert np.all(np.diff(pool.best_curve) <= 0)
+
+
+def test_the_elite_pool_reaches_the_core():
+    settings = glns.SolveParams(epochs=Epochs(elite=4)).to_core(100, time_limit=1.0)
+    assert settings.epoch_elite == 4
+    assert glns.SolveParams().to_core(100, time_limit=1.0).epoch_elite == 1

@@ -238,6 +238,11 @@ class Epochs:
         begin from a new start solution (drawn from the run's stream, or the given initial
         solution again) rather than from the best; the epochs after them grow from the best
         of all. Hedges against a first epoch that falls into a poor basin.
+    elite : int, default 1
+        With more than 1, an elite pool: the last solutions of the epochs so far, the `elite`
+        best of distinct cost, are kept, and each later epoch begins from one of them or from
+        the best solution, drawn uniformly from the run's stream, rather than always from the
+        best. With 1, every later epoch begins from the best.
 
     Raises
     ------
@@ -249,6 +254,7 @@ class Epochs:
     growth: float = 2.0
     temperature: float = 1.0
     starts: int = 1
+    elite: int = 1
 
     def __post_init__(self) -> None:
         if not (self.first > 0 and math.isfinite(self.first)):
@@ -257,6 +263,8 @@ class Epochs:
             raise ValueError(f"growth must be finite and >= 1, got {self.growth}")
         if isinstance(self.starts, bool) or not isinstance(self.starts, int) or self.starts < 1:
             raise ValueError(f"starts must be an integer >= 1, got {self.starts!r}")
+        if isinstance(self.elite, bool) or not isinstance(self.elite, int) or self.elite < 1:
+            raise ValueError(f"elite must be an integer >= 1, got {self.elite!r}")
         if not (self.temperature >= 0 and math.isfinite(self.temperature)):
             raise ValueError(f"temperature must be finite and >= 0, got {self.temperature}")
 
@@ -602,5 +610,6 @@ class SolveParams:
                            epoch_growth=self.epochs.growth if self.epochs else 1.0,
                            epoch_temperature=self.epochs.temperature if self.epochs else 0.0,
                            epoch_starts=self.epochs.starts if self.epochs else 1,
+                           epoch_elite=self.epochs.elite if self.epochs else 1,
                            open_ended=open_ended, trace_limit=trace_limit,
                            load_penalty=self.load_penalty_share(customers_per_route, n_customers))

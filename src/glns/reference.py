@@ -89,7 +89,8 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
     (sigma4) as in the core.
 
     Returns the same statistics as the core: best/current curves, per-operator calls,
-    outcomes, weights, fitness, and the synergy matrix.
+    outcomes, weights, fitness, and the synergy matrix; and how many epochs began from an
+    elite solution other than the best (``epochs_from_elite``, Epochs.elite).
     """
     params = params or SolveParams()
     rng = SplitMix64(seed)
@@ -139,9 +140,22 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
         epoch_end = epoch_len
         alpha = temp.end_ratio ** (1.0 / epoch_len) if T > 0 else 1.0
         starts_left = epochs.starts - 1
+    elite: list[tuple[float, Any]] = []     # the best distinct ends of earlier epochs (Epochs.elite)
+
+    def offer_elite(cost: float, sol: Any) -> None:
+        """An epoch's last solution joins the pool, as in the core: while there is room, or in
+        place of the worst when better; a cost already there is kept once (so costs differ)."""
+        if any(c == cost for c, _ in elite):
+            return
+        if len(elite) < epochs.elite:
+            elite.append((cost, copy.deepcopy(sol)))
+            return
+        worst = max(range(len(elite)), key=lambda i: elite[i][0])
+        if cost < elite[worst][0]:
+            elite[worst] = (cost, copy.deepcopy(sol))
     stall = (max(1, int(params.restart.stall * iterations))
              if params.restart and iterations > 0 and not timed else None)
-    since_anchor = restarts = 0
+    since_anchor = restarts = from_elite = 0
     best_curve, cur_curve = [], []
     for it in range(iterations):
         if stall is not None and since_anchor >= stall:
@@ -155,6 +169,8 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
         if epochs is not None and it >= epoch_end and starts_left > 0:
             # an independent start: as long as the first epoch, from a new start at T0
             starts_left -= 1
+            if epochs.elite > 1:
+                offer_elite(cur_cost, cur)
             fresh = new_start()
             fleet = getattr(problem, "vehicles", None) if problem.timed else None
             if not (fleet and len(fresh) > fleet):
@@ -163,8 +179,16 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
             epoch_end = it + epoch_len
             T = t0
         elif epochs is not None and it >= epoch_end:
-            # the next epoch: from the best solution, cooling from epochs.temperature * T0
-            cur, cur_cost = copy.deepcopy(best), best_cost
+            # the next epoch: from the best solution (or one drawn from the best and the elite
+            # of earlier epochs' ends), cooling from epochs.temperature * T0
+            start, start_cost = best, best_cost
+            if epochs.elite > 1:
+                offer_elite(cur_cost, cur)
+                j = rng.randrange(len(elite) + 1)
+                if j < len(elite):
+                    start_cost, start = elite[j]
+                    from_elite += start_cost != best_cost
+            cur, cur_cost = copy.deepcopy(start), start_cost
             restarts += 1
             epoch_len = int(min(epoch_len * epochs.growth, 4.0e18))
             epoch_end = it + epoch_len
@@ -215,7 +239,7 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
         "repair_weights": np.array(wr), "destroy_fitness": np.array(fd),
         "repair_fitness": np.array(fr), "destroy_outcomes": np.array(out_d).reshape(nd, 4),
         "repair_outcomes": np.array(out_r).reshape(nr, 4), "synergy": synergy,
-        "initial_temperature": t0, "restarts": restarts,
+        "initial_temperature": t0, "restarts": restarts, "epochs_from_elite": from_elite,
         "load_penalty": None if penalty is None or not penalty.stats["searches"]
         else {"weight": penalty.weight, **penalty.stats},
     }

@@ -291,6 +291,67 @@ cdef int _new_start(Sol *cur, Sol *cand, const Sol *first, bint given, const Ins
     return 0
 
 
+cdef struct Elite:
+    # The best distinct ends of earlier epochs (glns.params.Epochs.elite): up to cap solutions
+    Sol *sols
+    double *cost
+    int cap
+    int n
+
+
+cdef int _elite_alloc(Elite *e, int cap, const Inst *c) except -1:
+    cdef int i
+    e.sols = <Sol *> PyMem_Malloc(cap * sizeof(Sol))
+    e.cost = <double *> PyMem_Malloc(cap * sizeof(double))
+    if e.sols == NULL or e.cost == NULL:
+        raise MemoryError()
+    memset(e.sols, 0, cap * sizeof(Sol))
+    e.cap = cap
+    e.n = 0
+    for i in range(cap):
+        sol_alloc(&e.sols[i], c)
+    return 0
+
+
+cdef void _elite_free(Elite *e) noexcept:
+    cdef int i
+    if e.sols != NULL:
+        for i in range(e.cap):
+            sol_free(&e.sols[i])
+    PyMem_Free(e.sols)
+    PyMem_Free(e.cost)
+    e.sols = NULL
+    e.cost = NULL
+    e.cap = e.n = 0
+
+
+cdef int _elite_offer(Elite *e, const Sol *s, const Inst *c) except -1 nogil:
+    """An epoch's last solution joins the pool: while there is room, or in place of the worst
+    when it is better; a cost already in the pool counts as the same solution (kept once)."""
+    cdef int i, worst = 0
+    for i in range(e.n):
+        if e.cost[i] == s.cost:
+            return 0
+    if e.n < e.cap:
+        sol_copy(&e.sols[e.n], s, c)
+        e.cost[e.n] = s.cost
+        e.n += 1
+        return 0
+    for i in range(1, e.n):
+        if e.cost[i] > e.cost[worst]:
+            worst = i
+    if s.cost < e.cost[worst]:
+        sol_copy(&e.sols[worst], s, c)
+        e.cost[worst] = s.cost
+    return 0
+
+
+cdef const Sol *_elite_pick(const Elite *e, const Sol *best, uint64_t *rng) noexcept nogil:
+    """The next epoch's start: one of the pool's solutions or the best, drawn uniformly."""
+    cdef int j = <int> rng_below(rng, e.n + 1)
+    return best if j == e.n else &e.sols[j]
+
+
 cdef int64_t _total_demand(const Inst *c) noexcept nogil:
     cdef int64_t total = 0
     cdef int v
@@ -303,6 +364,7 @@ cdef class _Run:
     """Solutions and buffers of one run, freed together."""
     cdef Sol cur, cand, best
     cdef Sol first      # the caller's initial solution, kept for independent starts
+    cdef Elite elite    # the ends of earlier epochs (glns.params.Epochs.elite); empty unless asked for
     cdef int *removed
     cdef int *scratch
     cdef Trace trace
@@ -323,6 +385,7 @@ cdef class _Run:
         PyMem_Free(self.removed)
         PyMem_Free(self.scratch)
         trace_free(&self.trace)
+        _elite_free(&self.elite)
 
 
 cdef enum:
@@ -468,6 +531,8 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
             starts_left = settings.epoch_starts - 1
             if given and starts_left > 0:
                 sol_copy(&run.first, &run.cur, c)
+            if settings.epoch_elite > 1:
+                _elite_alloc(&run.elite, settings.epoch_elite, c)
         else:
             alpha = 1.0
             time_schedule = time_limit > 0
@@ -565,6 +630,8 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
             if epoch_schedule and it >= epoch_end and starts_left > 0:
                 # an independent start: as long as the first epoch, from a new start at T0
                 starts_left -= 1
+                if run.elite.cap > 0:
+                    _elite_offer(&run.elite, &run.cur, c)
                 _new_start(&run.cur, &run.cand, &run.first, given, c, &rng)
                 restarts += 1
                 epoch_end = it + epoch_len
@@ -575,8 +642,13 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
                     if stop != STOP_NONE:
                         break
             elif epoch_schedule and it >= epoch_end:
-                # the next epoch: from the best solution, cooling from epoch_temperature * T0
-                _back_to_best(&run.cur, &run.cand, &run.best, c)
+                # the next epoch: from the best solution (or one drawn from the best and the
+                # elite of earlier epochs' ends), cooling from epoch_temperature * T0
+                if run.elite.cap > 0:
+                    _elite_offer(&run.elite, &run.cur, c)
+                    _back_to_best(&run.cur, &run.cand, _elite_pick(&run.elite, &run.best, &rng), c)
+                else:
+                    _back_to_best(&run.cur, &run.cand, &run.best, c)
                 restarts += 1
                 epoch_len = <int64_t>min(epoch_len * settings.epoch_growth, 4.0e18)   # no overflow
                 epoch_end = it + epoch_len
