@@ -14,11 +14,11 @@ from glns.operators.seeds import BY_PROBLEM
 from conftest import make_problem
 
 
-@pytest.mark.parametrize("kind, n", [("cvrp", 60), ("tsp", 80), ("ovrp", 50)])
-def test_a_longer_time_limit_replays_the_shorter_run(kind, n):
+@pytest.mark.parametrize("kind, n, elite", [("cvrp", 60, 1), ("tsp", 80, 1), ("ovrp", 50, 1), ("cvrp", 60, 4)])
+def test_a_longer_time_limit_replays_the_shorter_run(kind, n, elite):
     problem = make_problem(kind, n, 3, capacity=30)
     # short epochs, so that both runs go through several
-    params = glns.SolveParams(epochs=Epochs(first=2.0, growth=1.5))
+    params = glns.SolveParams(epochs=Epochs(first=2.0, growth=1.5, elite=elite))
     short = glns.solve(problem, time_limit=0.15, seed=5, params=params)
     long = glns.solve(problem, time_limit=0.6, seed=5, params=params)
     assert short.restarts >= 2 and long.iterations > short.iterations
