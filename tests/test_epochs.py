@@ -120,6 +120,9 @@ def test_bench_solver_changes_the_fields_of_the_epochs():
     with pytest.raises(ValueError, match="starts"):
         parse_solver("default:epochs={'starts':0}")
     assert parse_solver("default:epochs={'elite':4}").params.epochs == Epochs(elite=4)
+    # several fields of one parameter, and beside another parameter
+    spec = parse_solver("default:epochs={'elite': 4, 'temperature': 0.3},decay=0.5")
+    assert spec.params.epochs == Epochs(elite=4, temperature=0.3) and spec.params.decay == 0.5
 
 
 @pytest.mark.parametrize("kind, initial, starts", [("cvrp", "random", 1), ("tsp", "random", 1),

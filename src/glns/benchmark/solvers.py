@@ -88,11 +88,30 @@ def _module_operators(path: Path, population: bool) -> tuple[Any, Any, tuple[str
     return list(export.destroy), list(export.repair), export.problems, "DESTROY/REPAIR"
 
 
+def _top_level_items(changes: str) -> list[str]:
+    """"KEY=VALUE,..." split at the commas outside brackets and quotes, so that a value may be
+    a dict or a tuple of several items: epochs={'elite': 4, 'temperature': 0.3}."""
+    items, depth, quote, start = [], 0, "", 0
+    for i, ch in enumerate(changes):
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            items.append(changes[start:i])
+            start = i + 1
+    return [*items, changes[start:]]
+
+
 def _with_params(name: str, base: str, changes: str) -> SolverSpec:
     """The glns configuration `base` with the SolveParams fields of "KEY=VALUE,..." changed."""
     spec = parse_solver(base)
     values: dict[str, Any] = {}
-    for item in changes.split(","):
+    for item in _top_level_items(changes):
         key, eq, text = item.partition("=")
         if not eq or not key.strip():
             raise ValueError(f"solver {name!r}: give SolveParams changes as KEY=VALUE,...")
