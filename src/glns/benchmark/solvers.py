@@ -88,37 +88,31 @@ def _module_operators(path: Path, population: bool) -> tuple[Any, Any, tuple[str
     return list(export.destroy), list(export.repair), export.problems, "DESTROY/REPAIR"
 
 
-def _top_level_items(changes: str) -> list[str]:
-    """"KEY=VALUE,..." split at the commas outside brackets and quotes, so that a value may be
-    a dict or a tuple of several items: epochs={'elite': 4, 'temperature': 0.3}."""
-    items, depth, quote, start = [], 0, "", 0
-    for i, ch in enumerate(changes):
-        if quote:
-            quote = "" if ch == quote else quote
-        elif ch in "'\"":
-            quote = ch
-        elif ch in "([{":
-            depth += 1
-        elif ch in ")]}":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            items.append(changes[start:i])
-            start = i + 1
-    return [*items, changes[start:]]
+def _parse_changes(name: str, changes: str) -> dict[str, Any]:
+    """"KEY=VALUE,..." read by Python's own parser as keyword arguments, so that a value may be
+    a dict or a tuple of several items (epochs={'elite': 4, 'temperature': 0.3}); a value that
+    is not a literal is taken as its text (initial=random)."""
+    source = f"_({changes})"
+    try:
+        call = ast.parse(source, mode="eval").body
+    except SyntaxError:
+        call = None
+    if (not isinstance(call, ast.Call) or call.args or not call.keywords
+            or any(k.arg is None for k in call.keywords)):
+        raise ValueError(f"solver {name!r}: give SolveParams changes as KEY=VALUE,...")
+    values: dict[str, Any] = {}
+    for keyword in call.keywords:
+        try:
+            values[keyword.arg] = ast.literal_eval(keyword.value)
+        except ValueError:
+            values[keyword.arg] = ast.get_source_segment(source, keyword.value)
+    return values
 
 
 def _with_params(name: str, base: str, changes: str) -> SolverSpec:
     """The glns configuration `base` with the SolveParams fields of "KEY=VALUE,..." changed."""
     spec = parse_solver(base)
-    values: dict[str, Any] = {}
-    for item in _top_level_items(changes):
-        key, eq, text = item.partition("=")
-        if not eq or not key.strip():
-            raise ValueError(f"solver {name!r}: give SolveParams changes as KEY=VALUE,...")
-        try:
-            values[key.strip()] = ast.literal_eval(text.strip())
-        except (ValueError, SyntaxError):
-            values[key.strip()] = text.strip()
+    values = _parse_changes(name, changes)
     base_params = spec.params or SolveParams()
     for key, value in values.items():
         # a dict changes the fields of a parameter that is itself a dataclass: epochs={'starts': 3}
