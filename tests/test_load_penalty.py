@@ -38,7 +38,7 @@ def _repaired(problem, seed, frac):
 @pytest.mark.parametrize("kind", VRP_KINDS)
 @settings(max_examples=30, deadline=None)
 @given(n=st.integers(2, 40), seed=st.integers(0, 10**6), capacity=CAPACITIES, weight=WEIGHTS,
-       level=st.sampled_from([1, 3]), frac=st.floats(0.0, 1.0), full=st.booleans())
+       level=st.sampled_from([1, 3, 4]), frac=st.floats(0.0, 1.0), full=st.booleans())
 def test_penalised_search_matches_reference(kind, n, seed, capacity, weight, level, frac, full):
     """Same moves, same repairs, same result (overloaded or not), from all nodes or from the
     reinserted ones."""
@@ -54,7 +54,7 @@ def test_penalised_search_matches_reference(kind, n, seed, capacity, weight, lev
 @pytest.mark.parametrize("kind", VRP_KINDS)
 @settings(max_examples=25, deadline=None)
 @given(n=st.integers(2, 40), seed=st.integers(0, 10**6), capacity=CAPACITIES, weight=WEIGHTS,
-       level=st.sampled_from([1, 3]))
+       level=st.sampled_from([1, 3, 4]))
 def test_every_penalised_move_lowers_distance_plus_weighted_excess(kind, n, seed, capacity,
                                                                    weight, level):
     """Replayed in the twin: each applied move lowers cost + weight * excess, recomputed from

@@ -85,10 +85,10 @@ def test_touched_search_after_repair_matches_reference(kind, n, seed, capacity, 
 
 @pytest.mark.parametrize("kind", KINDS)
 @settings(max_examples=20, deadline=None)
-@given(n=st.integers(2, 21), seed=st.integers(0, 10**6), capacity=CAPACITIES, level=st.integers(1, 3))
+@given(n=st.integers(2, 21), seed=st.integers(0, 10**6), capacity=CAPACITIES, level=st.integers(1, 4))
 def test_result_is_local_optimum(kind, n, seed, capacity, level):
     """n <= 21: the 20 neighbours cover every node, so no move of any pair may improve (with
-    levels 2 and 3, 3-opt's path swaps on a tour and SWAP* on VRP routes included)."""
+    levels 2 to 4, 3-opt's path swaps on a tour, SWAP* and strings on VRP routes included)."""
     problem = make_problem(kind, n, seed, capacity)
     x = random_solution(problem, SplitMix64(seed))
     y = local_search_py(problem.core, x, level=level)
@@ -191,8 +191,9 @@ def test_registry_gives_every_repair_the_local_search_setting():
     assert operators.native("blink_insertion", local_search=1).params == (4.0, 0.01, 0.0, 1.0)
     assert operators.native("greedy_insertion", local_search=2).params == (2.0,)
     assert operators.native("greedy_insertion", local_search=3).params == (3.0,)
+    assert operators.native("greedy_insertion", local_search=4).params == (4.0,)
     with pytest.raises(OperatorError):
-        operators.native("greedy_insertion", local_search=4)
+        operators.native("greedy_insertion", local_search=5)
     with pytest.raises(OperatorError):
         operators.native("random_removal", local_search=1)
     for name, spec in natives.NATIVE_OPERATORS.items():
@@ -493,3 +494,120 @@ def test_a_solve_at_level_3_searches_with_swap_star(kind):
         assert run(3) == run(2)
     finally:
         native_ls.set_swap_star(was)
+
+
+# ------------------------------------------------------------------------------ strings
+
+STRING_KINDS = ("cvrp", "ovrp", "vrptw")
+
+
+@pytest.mark.parametrize("kind", STRING_KINDS)
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(2, 40), seed=st.integers(0, 10**6), capacity=CAPACITIES,
+       frac=st.floats(0.0, 1.0), full=st.booleans())
+def test_strings_match_the_reference(kind, n, seed, capacity, frac, full):
+    """Level 4 (strings of 2-3 customers relocated): the native search makes the twin's moves,
+    from all nodes or from the reinserted ones, with and without time windows."""
+    problem = make_problem(kind, n, seed, capacity)
+    x = random_solution(problem, SplitMix64(seed))
+    touched = None
+    if not full:
+        k = max(1, int(frac * problem.n_customers))
+        removed, partial, _ = apply_destroy("random_removal", problem.core, x, k, seed)
+        x, _ = apply_repair("greedy_insertion", problem.core, partial, removed, seed)
+        touched = removed
+    y, cost = local_search_py(problem.core, x, touched, return_cost=True, level=4)
+    assert y == local_search(x, problem.problem_data(), touched, level=4)
+    _check_result(problem, x, y, cost)
+
+
+@pytest.mark.parametrize("kind", ("cvrp", "ovrp"))
+@settings(max_examples=15, deadline=None)
+@given(n=st.integers(2, 14), seed=st.integers(0, 10**6))
+def test_strings_on_an_asymmetric_matrix(kind, n, seed):
+    """Forward strings only (a reversed string costs something else backwards): the native
+    search matches the twin and leaves no improving string move of the checker's."""
+    problem = _asymmetric(kind, n, seed)
+    x = random_solution(problem, SplitMix64(seed))
+    y, cost = local_search_py(problem.core, x, return_cost=True, level=4)
+    assert y == local_search(x, problem.problem_data(), level=4)
+    _check_result(problem, x, y, cost)
+    assert improving_moves(y, problem.problem_data(), limit=1, level=4) == []
+
+
+@pytest.mark.parametrize("kind", ("cvrp", "ovrp"))
+def test_strings_improve_local_optima_of_swap_star(kind):
+    """Not vacuous: local optima of level 3 still have improving string moves (found by brute
+    force) on some of these instances, and the search at level 4 leaves none."""
+    extra = 0
+    for seed in range(30):
+        problem = make_problem(kind, 20, seed, 50)
+        data = problem.problem_data()
+        y = local_search_py(problem.core, random_solution(problem, SplitMix64(seed)), level=3)
+        extra += any(m[0] == "string" for m, _ in improving_moves(y, data, level=4))
+        z = local_search_py(problem.core, y, level=4)
+        assert improving_moves(z, data, limit=1, level=4) == []
+    assert extra >= 2
+
+
+def test_strings_move_within_and_between_routes_forward_and_reversed():
+    """Every kind of string move occurs: within a route and into another, forward and
+    reversed, of 2 and of 3 customers (the twin's moves, which the native search makes)."""
+    seen = set()
+    for seed in range(6):
+        problem = make_problem("cvrp", 30, seed, 50)
+        search = ref_ls._Search(random_solution(problem, SplitMix64(seed)), problem.problem_data(),
+                                None, level=4)
+        original = search.try_string
+
+        def recorded(v, u, a, length, after, rev, held):
+            within = search.route_of[v] == search.route_of[u]
+            moved = original(v, u, a, length, after, rev, held)
+            if moved:
+                seen.add((within, rev, length))
+            return moved
+
+        search.try_string = recorded
+        search.run(None)
+    assert seen == {(w, r, n) for w in (False, True) for r in (False, True) for n in (2, 3)}
+
+
+@settings(max_examples=30, deadline=None)
+@given(n=st.integers(4, 30), seed=st.integers(0, 10**6), capacity=CAPACITIES,
+       kind=st.sampled_from(STRING_KINDS))
+def test_every_string_move_prices_its_routes_exactly(n, seed, capacity, kind):
+    """Each string move the twin applies lowers the true cost (a full recomputation before and
+    after) and leaves a valid solution: capacity, time windows, every customer once."""
+    problem = make_problem(kind, n, seed, capacity)
+    x = random_solution(problem, SplitMix64(seed))
+    search = ref_ls._Search(x, problem.problem_data(), None, level=4)
+    original = search.try_string
+    applied = []
+
+    def checked(*args):
+        before = search.cost()
+        moved = original(*args)
+        if moved:
+            assert search.cost() < before
+            problem.check([r for r in search.routes if r])
+            applied.append(args)
+        return moved
+
+    search.try_string = checked
+    search.run(None)
+    assert search.result() == local_search_py(problem.core, x, level=4)
+
+
+@pytest.mark.parametrize("kind", STRING_KINDS)
+def test_a_solve_at_level_4_relocates_strings(kind):
+    """local_search=4 reaches the search through the repair's setting: a run at level 4
+    differs from one at level 3, and its solution is valid."""
+    problem = make_problem(kind, 60, 4, 30)
+
+    def run(level):
+        repair = operators.native("greedy_insertion", local_search=level)
+        res = glns.solve(problem, "random_removal", repair, iterations=200, seed=2)
+        problem.check(res.solution)
+        return res.cost
+
+    assert run(4) != run(3)

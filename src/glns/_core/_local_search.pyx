@@ -18,8 +18,10 @@
 #         other route, not necessarily the other's place: Vidal's SWAP*, granular: from v's
 #         neighbours; the three cheapest positions of a node in a route are kept until the
 #         route changes, and Inst.insert_floor skips the pairs that cannot improve before
-#         the second route is scanned). 2-opt is off on an asymmetric matrix; the others are
-#         exact there.
+#         the second route is scanned), and from level 4 string relocation (a string of 2 or 3
+#         customers with v at one end goes next to w, v beside w, forward or reversed, within
+#         v's route or into w's: HGS's relocation of pairs, Or's strings). 2-opt and reversed
+#         strings are off on an asymmetric matrix; the others are exact there.
 #
 # Every move is priced with an O(1) delta using the `arc` convention of _solution.pyx (END is
 # the depot for CVRP and nothing for OVRP; an empty route costs nothing). A move is taken when
@@ -70,7 +72,7 @@ from glns._core._solution cimport (Solution, sol_remove, sol_insert, sol_new_rou
                                    END)
 from glns._core._instance cimport CoreInstance
 from glns._core._clock cimport now
-from glns._core._windows cimport win_join, win_between, win_sequence_ok, WIN_END
+from glns._core._windows cimport win_join, win_between, win_chain, win_sequence_ok, WIN_END
 
 # SWAP*: slots of the cache of nodes' cheapest positions in routes, hashed by node and route
 # (4 per node below 1,024 nodes; collisions only cost a rescan)
@@ -118,6 +120,7 @@ cdef struct Work:
     double eps          # improvement threshold
     bint three_opt      # TSP: also the sequential 3-opt moves (_tsp_three_opt)
     bint swap_star      # VRP: also SWAP* (_try_swap_star)
+    bint strings        # VRP: also string relocation (_try_strings)
     bint penalised      # VRP: loads may exceed cap at lam per unit (else every load fits)
     char *free          # penalised, from a touched list: free[v], v may add excess load
                         # (NULL: every node may)
@@ -136,7 +139,7 @@ cdef struct Work:
                         # route changes (_fix_pre)
     Top3 *tops          # SWAP*: nodes' cheapest positions in routes, hashed by node and route
     int tops_mask       # (power of two) - 1
-    int *tmp            # scratch: max(n, 2 * stride) ints
+    int *tmp            # scratch: n + 3 * stride ints (strings: their piece after two routes)
 
 
 cdef inline void _push(Work *w, int v) noexcept nogil:
@@ -848,6 +851,116 @@ cdef int _try_swap_star(Work *w, int v, int u, double rem_v) noexcept nogil:
     return 1
 
 
+cdef int _string_seq(const Sol *s, int r, int skip_a, int skip_b, int u, bint after,
+                     const int *piece, int l, int *out) noexcept nogil:
+    """out = route r without its positions skip_a..skip_b (none when skip_a > skip_b), with
+    piece[0:l] right after customer u (or right before it); returns the length."""
+    cdef const int *row = &s.nodes[r * s.stride]
+    cdef int k, e, m = 0
+    for k in range(s.length[r]):
+        if skip_a <= k <= skip_b:
+            continue
+        if row[k] == u and not after:
+            for e in range(l):
+                out[m] = piece[e]
+                m += 1
+        out[m] = row[k]
+        m += 1
+        if row[k] == u and after:
+            for e in range(l):
+                out[m] = piece[e]
+                m += 1
+    return m
+
+
+cdef int _try_string(Work *w, int v, int u, int a, int l, bint after, bint rev,
+                     bint held) noexcept nogil:
+    """Move the string of positions a..a+l-1 of v's route (v at one end) next to customer u,
+    right after it or right before it, reversed or not; applied if it improves (loads as
+    relocate; with windows: O(l) between routes, O(route) within one); 1 if it was."""
+    cdef Sol *s = w.s
+    cdef const Inst *inst = w.inst
+    cdef int rv = s.route_of[v], ru = s.route_of[u]
+    cdef const int *rowv = &s.nodes[rv * s.stride]
+    cdef const int *rowu = &s.nodes[ru * s.stride]
+    cdef int Lv = s.length[rv], Lu = s.length[ru], b = a + l - 1, j = sol_pos(s, u)
+    cdef int p = rowv[a - 1] if a > 0 else 0
+    cdef int n = rowv[b + 1] if b < Lv - 1 else END
+    cdef int x, y, k, m1, m2
+    cdef int64_t qs = 0
+    cdef double pd = 0.0, delta
+    cdef int *piece = &w.tmp[2 * s.stride]
+    if ru == rv and a <= j <= b:
+        return 0                                # u is in the string
+    if after:
+        x = u
+        y = rowu[j + 1] if j < Lu - 1 else END
+    else:
+        x = rowu[j - 1] if j > 0 else 0
+        y = u
+    if ru == rv and (x == p or y == n):
+        return 0                                # where it is already
+    for k in range(l):
+        piece[k] = rowv[b - k] if rev else rowv[a + k]
+        qs += inst.demand[piece[k]]
+    if ru != rv:
+        if w.penalised:
+            if Lu + l > s.stride:
+                return 0
+            pd = _load_delta(w, s.load[ru] + qs, s.load[ru], s.load[rv] - qs, s.load[rv])
+            if held and pd > 0:
+                return 0
+        elif s.load[ru] + qs > w.cap:
+            return 0
+    delta = ((pd + (_gap(inst, p, n) - arc(inst, p, rowv[a]) - arc(inst, rowv[b], n)))
+             + (arc(inst, x, piece[0]) + arc(inst, piece[l - 1], y) - arc(inst, x, y)))
+    if not delta < -w.eps:
+        return 0
+    cdef int *t1 = w.tmp
+    cdef int *t2 = &w.tmp[s.stride]
+    if ru == rv:
+        m1 = _string_seq(s, rv, a, b, u, after, piece, l, t1)
+        if inst.timed and not win_sequence_ok(inst, t1, m1):
+            return 0
+        sol_mark(s, rv)
+        _rewrite(w, rv, t1, m1)
+    else:
+        if inst.timed and not (win_join(s, inst, p, n) and win_chain(s, inst, x, piece, l, y)):
+            return 0
+        m1 = _string_seq(s, rv, a, b, -1, False, NULL, 0, t1)
+        m2 = _string_seq(s, ru, 0, -1, u, after, piece, l, t2)
+        sol_mark(s, rv)
+        sol_mark(s, ru)
+        _rewrite(w, rv, t1, m1)
+        _rewrite(w, ru, t2, m2)
+    # the nodes whose arcs changed: the string's ends, its old neighbours, its new ones
+    _push(w, v); _push(w, piece[0] if piece[0] != v else piece[l - 1])
+    _push(w, p); _push(w, n); _push(w, x); _push(w, y)
+    return 1
+
+
+cdef int _try_strings(Work *w, int v, int u, bint held) noexcept nogil:
+    """String relocation (level 4): a string of 2 or 3 customers of v's route with v at one end
+    goes next to customer u, v beside u: when v starts the string, forward right after u or
+    reversed right before it; when v ends it, forward right before u or reversed right after
+    it (reversed only on a symmetric matrix). Within v's route or into u's; 1 if one was
+    applied. Lengths 2 then 3, in that order of the four."""
+    cdef int i = sol_pos(w.s, v), Lv = w.s.length[w.s.route_of[v]], l
+    cdef bint sym = w.inst.symmetric
+    for l in range(2, 4):
+        if i + l <= Lv:
+            if _try_string(w, v, u, i, l, True, False, held):
+                return 1
+            if sym and _try_string(w, v, u, i, l, False, True, held):
+                return 1
+        if i - l + 1 >= 0:
+            if _try_string(w, v, u, i - l + 1, l, False, False, held):
+                return 1
+            if sym and _try_string(w, v, u, i - l + 1, l, True, True, held):
+                return 1
+    return 0
+
+
 cdef int _vrp_try(Work *w, int v) except -1 nogil:
     """Apply the first improving VRP move of customer v; 1 if one was applied."""
     cdef Sol *s = w.s
@@ -907,6 +1020,8 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
                     _relocate(w, v, u, False)
                     _push(w, v); _push(w, pv); _push(w, nv); _push(w, pu); _push(w, u)
                     return 1
+        if w.strings and _try_strings(w, v, u, held):
+            return 1
         if ru == rv:
             if not sym:
                 continue
@@ -1093,7 +1208,7 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
     deadline: a now() time to stop at (module comment), or 0 for none.
     level (a repair's local_search setting, >= 1): from 2 on a tour also the sequential 3-opt
     moves (tried after a city's other moves); from 3 on VRP routes also SWAP* (unless
-    GLNS_ABLATE turned it off).
+    GLNS_ABLATE turned it off); from 4 also string relocation (_try_strings).
     pen: NULL, or the run's load penalty (used on capacitated VRP routes without windows when
     its target is > 0; see "Penalised loads").
     """
@@ -1112,6 +1227,7 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
     w.eps = LS_REL_EPS * s.cost
     w.three_opt = level >= 2 and tour
     w.swap_star = level >= 3 and not tour and LS_SWAP_STAR
+    w.strings = level >= 4 and not tour
     w.cap = load_limit(inst)
     w.penalised = (pen != NULL and pen.target > 0 and not tour and inst.capacitated
                    and not inst.timed)
@@ -1132,7 +1248,7 @@ cdef int local_search(Sol *s, const Inst *inst, const int *touched, int n_touche
             w.tops_mask *= 2
         w.tops = <Top3 *> malloc(w.tops_mask * sizeof(Top3))
     w.tops_mask -= 1
-    w.tmp = <int *> malloc((n + 2 * s.stride) * sizeof(int))
+    w.tmp = <int *> malloc((n + 3 * s.stride) * sizeof(int))
     w.free = NULL
     if w.penalised and not full:
         w.free = <char *> calloc(n, sizeof(char))

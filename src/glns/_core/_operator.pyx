@@ -42,11 +42,11 @@ class Param:
 
 #: Settings every repair operator takes after its own parameters; each is a field of NativeOp.
 REPAIR_COMMON = (
-    Param("local_search", 0, 0, 3, integer=True,
+    Param("local_search", 0, 0, 4, integer=True,
           doc="1: end with the native local search (2-opt/or-opt for TSP; relocate, swap, "
               "2-opt, 2-opt* for VRP) started from the reinserted nodes; 2: as 1, and on a TSP "
-              "also sequential 3-opt moves; 3: as 2, and on VRP routes also SWAP*; 0: off "
-              "(paper preset)"),
+              "also sequential 3-opt moves; 3: as 2, and on VRP routes also SWAP*; 4: as 3, "
+              "and on VRP routes also strings of 2-3 customers relocated; 0: off (paper preset)"),
 )
 
 

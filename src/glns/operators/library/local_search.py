@@ -18,8 +18,10 @@ Neighbourhoods (see the native module for the full rules):
 * CVRP/OVRP: relocate (next to a neighbour in any route with room, or alone in a new route),
   swap of two customers of different routes, intra-route 2-opt (segment reversal, symmetric
   matrices only; in an OVRP also reversing a whole route), 2-opt* (tail exchange of two
-  routes), and from ``level`` 3 SWAP* (two customers of different routes exchanged, each going
-  to its cheapest position in the other route; the reference scans both routes in full).
+  routes), from ``level`` 3 SWAP* (two customers of different routes exchanged, each going
+  to its cheapest position in the other route; the reference scans both routes in full), and
+  from ``level`` 4 string relocation (a string of 2 or 3 customers with a node at one end put
+  next to a neighbour of that node, in any route with room, forward or reversed).
 
 With ``load_weight`` (CVRP/OVRP), the penalised search of a run with
 ``SolveParams(load_penalty=...)``: a move may overload a route, priced at its distance change
@@ -64,6 +66,7 @@ class _Search:
                  level: int = 1, load_weight: float | None = None) -> None:
         self.three_opt = level >= 2     # used on a tour
         self.swap_star = level >= 3     # used on VRP routes
+        self.strings = level >= 4       # used on VRP routes
         dist = np.asarray(problem_data["distance_matrix"], dtype=np.float64)
         self.n = n = dist.shape[0]
         self.dist = dist
@@ -464,6 +467,8 @@ class _Search:
                         for x in (v, pv, nv, pu, u):
                             self.push(x)
                         return True
+            if self.strings and self.try_strings(v, u, held):
+                return True
             if ru == rv:
                 if not self.sym:
                     continue
@@ -579,6 +584,75 @@ class _Search:
             self.push(x)
         return True
 
+    def try_strings(self, v: int, u: int, held: bool) -> bool:
+        """String relocation: a string of 2 or 3 customers of v's route with v at one end goes
+        next to u, v beside u (lengths 2 then 3; for each, v first: forward after u, reversed
+        before u; v last: forward before u, reversed after u; reversed only when symmetric)."""
+        i, size = self.pos_of[v], len(self.routes[self.route_of[v]])
+        for length in (2, 3):
+            if i + length <= size:
+                if self.try_string(v, u, i, length, True, False, held):
+                    return True
+                if self.sym and self.try_string(v, u, i, length, False, True, held):
+                    return True
+            if i - length + 1 >= 0:
+                if self.try_string(v, u, i - length + 1, length, False, False, held):
+                    return True
+                if self.sym and self.try_string(v, u, i - length + 1, length, True, True, held):
+                    return True
+        return False
+
+    def try_string(self, v: int, u: int, a: int, length: int, after: bool, rev: bool,
+                   held: bool) -> bool:
+        """Move positions a..a+length-1 of v's route next to u (after or before it, reversed
+        or not) if that improves and keeps loads and windows; True if it did."""
+        arc = self.arc
+        rv, ru = self.route_of[v], self.route_of[u]
+        rowv, rowu = self.routes[rv], self.routes[ru]
+        b, j = a + length - 1, self.pos_of[u]
+        p = rowv[a - 1] if a > 0 else 0
+        n = rowv[b + 1] if b < len(rowv) - 1 else END
+        if ru == rv and a <= j <= b:
+            return False
+        if after:
+            x, y = u, (rowu[j + 1] if j < len(rowu) - 1 else END)
+        else:
+            x, y = (rowu[j - 1] if j > 0 else 0), u
+        if ru == rv and (x == p or y == n):
+            return False
+        piece = rowv[a:b + 1][::-1] if rev else rowv[a:b + 1]
+        qs = sum(self.q[c] for c in piece)
+        pd = 0.0
+        if ru != rv:
+            if self.penalised:
+                if len(rowu) + length > self.stride:
+                    return False
+                pd = self.load_delta(self.load[ru] + qs, self.load[ru], self.load[rv] - qs, self.load[rv])
+                if held and pd > 0:
+                    return False
+            elif self.load[ru] + qs > self.cap:
+                return False
+        delta = ((pd + (self.gap(p, n) - arc(p, rowv[a]) - arc(rowv[b], n)))
+                 + (arc(x, piece[0]) + arc(piece[-1], y) - arc(x, y)))
+        if not delta < -self.eps:
+            return False
+        rest = rowv[:a] + rowv[b + 1:]
+        target = rest if ru == rv else rowu
+        at = target.index(u) + (1 if after else 0)
+        placed = target[:at] + piece + target[at:]
+        changed = [placed] if ru == rv else [rest, placed]
+        if not self.in_time(*changed):
+            return False
+        if ru == rv:
+            self.routes[rv] = placed
+        else:
+            self.routes[rv], self.routes[ru] = rest, placed
+        self._index(rv)
+        self._index(ru)
+        for z in (v, piece[0] if piece[0] != v else piece[-1], p, n, x, y):
+            self.push(z)
+        return True
+
     def relocated(self, v: int, u: int, after: bool) -> list[list[int]]:
         """The routes a relocation of v next to u would leave (one when they share a route)."""
         rv, ru = self.route_of[v], self.route_of[u]
@@ -615,7 +689,7 @@ def local_search(solution: Any, problem_data: dict, touched: Sequence[int] | Non
     except on a tour computed on demand (pass ``problem.core.near`` there). level: a repair's
     ``local_search`` setting: from 2 on a tour also the sequential 3-opt moves, from 3 on VRP
     routes also SWAP* (as the native search unless ``set_swap_star(False)`` or GLNS_ABLATE
-    turned it off). load_weight: a penalised search (CVRP and OVRP): loads may exceed the
+    turned it off), from 4 also string relocation. load_weight: a penalised search (CVRP and OVRP): loads may exceed the
     capacity at that cost per unit of excess, then up to two repairs at 10x and 100x the
     weight start from the overloaded routes' nodes (as the native search with a load penalty);
     the result may still be overloaded.
@@ -707,10 +781,37 @@ def _tsp_moves(tour: list[int], sym: bool, three_opt: bool = False):
                     yield ("or-3opt", tour[i], t[j - 1], t[k - 1]), t[j:k] + t[:j] + t[k:]
 
 
+def _string_moves(routes: list[list[int]], q: Sequence[int], cap: int, sym: bool,
+                  loads: list[int]):
+    """Every string of 2 or 3 customers to every other place in any route with room, forward
+    and (symmetric only) reversed."""
+    for r, route in enumerate(routes):
+        for length in (2, 3):
+            for a in range(len(route) - length + 1):
+                seg = route[a:a + length]
+                rest = route[:a] + route[a + length:]
+                qs = sum(int(q[c]) for c in seg)
+                for rev in ((False, True) if sym else (False,)):
+                    piece = seg[::-1] if rev else seg
+                    for r2 in range(len(routes)):
+                        if r2 != r and loads[r2] + qs > cap:
+                            continue
+                        target = rest if r2 == r else routes[r2]
+                        for pos in range(len(target) + 1):
+                            if r2 == r and pos == a and not rev:
+                                continue
+                            new = [list(x) for x in routes]
+                            new[r] = list(rest)
+                            new[r2] = target[:pos] + piece + target[pos:]
+                            yield ("string", tuple(seg), rev, r2, pos), new
+
+
 def _vrp_moves(routes: list[list[int]], q: Sequence[int], cap: int, sym: bool, open_routes: bool,
-               swap_star: bool = False):
+               swap_star: bool = False, strings: bool = False):
     R = len(routes)
     loads = [sum(int(q[c]) for c in r) for r in routes]
+    if strings:
+        yield from _string_moves(routes, q, cap, sym, loads)
     for r, route in enumerate(routes):
         for i, v in enumerate(route):
             rest = route[:i] + route[i + 1:]
@@ -775,7 +876,9 @@ def improving_moves(solution: Any, problem_data: dict, tol: float = 1e-9,
     neighbour lists), that lowers the cost by more than tol * cost: (move, gain) pairs.
     level: from 2 on a tour also every swap of two adjacent paths (or-3opt's first kind; the
     search finds each such move from one of its cities by the positive-gain rule); from 3 on
-    VRP routes also every SWAP* (two customers of different routes exchanged, each put anywhere in the other).
+    VRP routes also every SWAP* (two customers of different routes exchanged, each put anywhere
+    in the other); from 4 also every string of 2 or 3 customers moved anywhere (reversed too
+    on a symmetric matrix).
 
     Brute force (each move is built as a new solution and priced by a full recomputation), for
     small instances only. ``limit`` stops after that many improving moves.
@@ -789,7 +892,7 @@ def improving_moves(solution: Any, problem_data: dict, tol: float = 1e-9,
     else:
         q = [int(x) for x in problem_data["demands"]]
         moves = _vrp_moves([list(r) for r in solution if r], q, int(problem_data["capacity"]),
-                           sym, open_routes, level >= 3)
+                           sym, open_routes, level >= 3, level >= 4)
     base = matrix_cost(d, solution, tsp, open_routes)
     found = []
     for move, new in moves:
