@@ -12,6 +12,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 import glns
+from glns import datasets
 from glns._core._native_ops import apply_destroy, apply_repair
 from glns._core._repair import regret_trace
 from glns.operators.library import repair as twins
@@ -431,7 +432,7 @@ def test_granular_repairs_and_local_search_on_quadrant_candidates(monkeypatch, s
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(n=st.integers(2, 60), seed=st.integers(0, 10**6), frac=st.floats(0.0, 1.0),
-       capacity=st.sampled_from([9, 15, 50]), blink_rate=st.sampled_from([0.0, 0.2]))
+       capacity=st.sampled_from([9, 15, 50, 400]), blink_rate=st.sampled_from([0.0, 0.2]))
 def test_vrptw_repairs_match_twins_with_distances_on_demand(monkeypatch, n, seed, frac, capacity,
                                                             blink_rate):
     """Time windows with the route bounds of an on-demand core (how files of more than 600
@@ -449,3 +450,29 @@ def test_vrptw_repairs_match_twins_with_distances_on_demand(monkeypatch, n, seed
         assert complete == getattr(twins, name)(partial, removed, data, rng, **params), name
         assert state == rng.state, name
         _assert_complete(problem, complete)
+
+
+@pytest.mark.parametrize("layout", ["random", "clustered", "mixed"])
+def test_vrptw_repairs_match_twins_on_long_routes(layout):
+    """Solomon's class 2 (long horizon, wide windows, large capacity): routes of tens of
+    customers, where the repairs narrow each route's positions by bisection; the choices and
+    random draws are still those of the twins' full scans."""
+    problem = datasets.generate_vrptw(90, 7, layout, "long", "wide")
+    data = problem.problem_data()
+    order = list(range(1, problem.n_nodes))
+    np.random.RandomState(7).shuffle(order)
+    x = BY_PROBLEM["vrptw"].greedy_insertion([], order, data)
+    assert max(len(route) for route in x) >= 15
+    for seed in range(4):
+        removed, partial, _ = apply_destroy("random_removal", problem.core, x, 10 + 10 * seed, seed)
+        for name, params in (("greedy_insertion", {}),
+                             ("blink_insertion", {"order": 4, "blink_rate": 0.1}),
+                             ("regret_insertion", {"k": 2})):
+            complete, state = apply_repair(name, problem.core, partial, removed, seed, params)
+            if name == "greedy_insertion":
+                assert complete == BY_PROBLEM["vrptw"].greedy_insertion(partial, removed, data)
+                continue
+            rng = SplitMix64(seed)
+            assert complete == getattr(twins, name)(partial, removed, data, rng, **params), name
+            assert state == rng.state, name
+            _assert_complete(problem, complete)

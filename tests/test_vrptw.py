@@ -2,6 +2,7 @@
 against an independent plain-Python evaluation of routes (tests/conftest.make_vrptw_like and
 glns.datasets.generate_vrptw instances)."""
 
+import itertools
 import math
 
 import numpy as np
@@ -233,18 +234,37 @@ def _moves(routes):
                     yield [r for r in new if r]
 
 
+def _string_moves(routes):
+    """Every string of 2 or 3 customers moved anywhere else, forward and reversed."""
+    R = [list(r) for r in routes]
+    for a in range(len(R)):
+        for length in (2, 3):
+            for i in range(len(R[a]) - length + 1):
+                piece = R[a][i:i + length]
+                for b in range(len(R)):
+                    rest = [list(r) for r in R]
+                    rest[a][i:i + length] = []
+                    for pos in range(len(rest[b]) + 1):
+                        for p in (piece, piece[::-1]):
+                            new = [list(r) for r in rest]
+                            new[b][pos:pos] = p
+                            yield [r for r in new if r]
+
+
+@pytest.mark.parametrize("level", (1, 4))
 @pytest.mark.parametrize("seed", range(4))
-def test_local_search_optimum_has_no_feasible_improving_move_by_brute_force(seed):
+def test_local_search_optimum_has_no_feasible_improving_move_by_brute_force(seed, level):
     # 11 customers: every customer is a candidate of every other, so the local optimum of the
-    # native search is one of every move that brute force enumerates
+    # native search is one of every move that brute force enumerates (at level 4 strings too)
     p = make_problem("vrptw", 11, 40 + seed, 12)
     start = _start(p, seed)
-    out = local_search_py(p.core, start)
+    out = local_search_py(p.core, start, level=level)
     ok, cost, why = independent_check(p, out)
     assert ok, why
     assert cost <= independent_check(p, start)[1] + 1e-9
     eps = 1e-9 * cost
-    for new in _moves(out):
+    moves = _moves(out) if level < 4 else itertools.chain(_moves(out), _string_moves(out))
+    for new in moves:
         feasible, c, _ = independent_check(p, new)
         if feasible:
             assert c >= cost - eps, f"missed an improving feasible move: {new} ({c} < {cost})"
@@ -267,11 +287,12 @@ def test_python_operators_get_checked_against_the_windows():
     assert good.repair_stats[0].failures == 0 and independent_check(p, good.solution)[0]
 
 
-@pytest.mark.parametrize("level", (1, 3))
+@pytest.mark.parametrize("level", (1, 3, 4))
 @pytest.mark.parametrize("seed", range(12))
 def test_local_search_is_its_plain_python_twin(seed, level):
-    """Also with SWAP* (level 3): its cheapest positions are taken only if both routes keep
-    their windows, checked from scratch; the result is feasible (independent check)."""
+    """Also with SWAP* (level 3), its cheapest positions taken only if both routes keep their
+    windows (checked from scratch), and with strings (level 4: O(string) between routes); the
+    result is feasible (independent check)."""
     from glns.operators.library.local_search import local_search
 
     n = [5, 12, 25, 40][seed % 4]
