@@ -475,23 +475,25 @@ def test_insertion_floor_of_a_matrix_is_exact_when_small_and_absent_when_large()
     assert matrix_insertion_floor(big) == -np.inf
 
 
+def _solve_at_level(problem, level):
+    """The cost of a short solve whose repair ends with the local search at `level`; its
+    solution is checked to be valid."""
+    repair = operators.native("greedy_insertion", local_search=level)
+    res = glns.solve(problem, "random_removal", repair, iterations=200, seed=2)
+    problem.check(res.solution)
+    return res.cost
+
+
 @pytest.mark.parametrize("kind", ("cvrp", "ovrp", "vrptw"))
 def test_a_solve_at_level_3_searches_with_swap_star(kind):
     """local_search=3 reaches the search through the repair's setting: a run at level 3
     differs from one at level 2 (which has no SWAP* on VRP routes), and turning SWAP* off
     makes the two the same run."""
     problem = make_problem(kind, 60, 4, 30)
-
-    def run(level):
-        repair = operators.native("greedy_insertion", local_search=level)
-        res = glns.solve(problem, "random_removal", repair, iterations=200, seed=2)
-        problem.check(res.solution)
-        return res.cost
-
-    assert run(3) != run(2)
+    assert _solve_at_level(problem, 3) != _solve_at_level(problem, 2)
     was = native_ls.set_swap_star(False)
     try:
-        assert run(3) == run(2)
+        assert _solve_at_level(problem, 3) == _solve_at_level(problem, 2)
     finally:
         native_ls.set_swap_star(was)
 
@@ -603,11 +605,4 @@ def test_a_solve_at_level_4_relocates_strings(kind):
     """local_search=4 reaches the search through the repair's setting: a run at level 4
     differs from one at level 3, and its solution is valid."""
     problem = make_problem(kind, 60, 4, 30)
-
-    def run(level):
-        repair = operators.native("greedy_insertion", local_search=level)
-        res = glns.solve(problem, "random_removal", repair, iterations=200, seed=2)
-        problem.check(res.solution)
-        return res.cost
-
-    assert run(4) != run(3)
+    assert _solve_at_level(problem, 4) != _solve_at_level(problem, 3)

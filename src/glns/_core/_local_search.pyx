@@ -113,6 +113,19 @@ cdef struct Top3:
     int pos[3]
 
 
+cdef struct StringCut:
+    # A string of v's route for string relocation (_string_cuts): positions a..a+l-1, with
+    # v first or last, between p and n (0: the depot; END), its load, and what taking it
+    # out changes the cost by
+    int a
+    int l
+    bint v_first
+    int p
+    int n
+    int64_t qs
+    double rem
+
+
 cdef struct Work:
     Sol *s
     const Inst *inst
@@ -121,6 +134,8 @@ cdef struct Work:
     bint three_opt      # TSP: also the sequential 3-opt moves (_tsp_three_opt)
     bint swap_star      # VRP: also SWAP* (_try_swap_star)
     bint strings        # VRP: also string relocation (_try_strings)
+    StringCut cuts[4]   # strings: those of the node being tried (_string_cuts)
+    int n_cuts
     bint penalised      # VRP: loads may exceed cap at lam per unit (else every load fits)
     char *free          # penalised, from a touched list: free[v], v may add excess load
                         # (NULL: every node may)
@@ -873,21 +888,46 @@ cdef int _string_seq(const Sol *s, int r, int skip_a, int skip_b, int u, bint af
     return m
 
 
-cdef int _try_string(Work *w, int v, int u, int a, int l, bint after, bint rev,
+cdef void _string_cuts(Work *w, int v) noexcept nogil:
+    """The strings of 2 and 3 customers of v's route with v at one end (w.cuts, in the order
+    they are tried), each with what taking it out changes: computed once per node, not once
+    per neighbour."""
+    cdef Sol *s = w.s
+    cdef int rv = s.route_of[v], i = sol_pos(s, v), Lv = s.length[rv], l, e, a, k
+    cdef const int *rowv = &s.nodes[rv * s.stride]
+    cdef StringCut *c
+    w.n_cuts = 0
+    for l in range(2, 4):
+        for e in range(2):          # v first, then v last
+            a = i if e == 0 else i - l + 1
+            if a < 0 or a + l > Lv:
+                continue
+            c = &w.cuts[w.n_cuts]
+            w.n_cuts += 1
+            c.a = a
+            c.l = l
+            c.v_first = e == 0
+            c.p = rowv[a - 1] if a > 0 else 0
+            c.n = rowv[a + l] if a + l < Lv else END
+            c.qs = 0
+            for k in range(a, a + l):
+                c.qs += w.inst.demand[rowv[k]]
+            c.rem = _gap(w.inst, c.p, c.n) - arc(w.inst, c.p, rowv[a]) - arc(w.inst, rowv[a + l - 1], c.n)
+
+
+cdef int _try_string(Work *w, int v, int u, const StringCut *c, bint after, bint rev,
                      bint held) noexcept nogil:
-    """Move the string of positions a..a+l-1 of v's route (v at one end) next to customer u,
-    right after it or right before it, reversed or not; applied if it improves (loads as
-    relocate; with windows: O(l) between routes, O(route) within one); 1 if it was."""
+    """Move the string c of v's route next to customer u, right after it or right before it,
+    reversed or not; applied if it improves (loads as relocate; with windows: O(l) between
+    routes, O(route) within one); 1 if it was."""
     cdef Sol *s = w.s
     cdef const Inst *inst = w.inst
     cdef int rv = s.route_of[v], ru = s.route_of[u]
     cdef const int *rowv = &s.nodes[rv * s.stride]
     cdef const int *rowu = &s.nodes[ru * s.stride]
-    cdef int Lv = s.length[rv], Lu = s.length[ru], b = a + l - 1, j = sol_pos(s, u)
-    cdef int p = rowv[a - 1] if a > 0 else 0
-    cdef int n = rowv[b + 1] if b < Lv - 1 else END
+    cdef int a = c.a, l = c.l, b = c.a + c.l - 1, p = c.p, n = c.n
+    cdef int Lu = s.length[ru], j = sol_pos(s, u)
     cdef int x, y, k, m1, m2
-    cdef int64_t qs = 0
     cdef double pd = 0.0, delta
     cdef int *piece = &w.tmp[2 * s.stride]
     if ru == rv and a <= j <= b:
@@ -900,22 +940,21 @@ cdef int _try_string(Work *w, int v, int u, int a, int l, bint after, bint rev,
         y = u
     if ru == rv and (x == p or y == n):
         return 0                                # where it is already
-    for k in range(l):
-        piece[k] = rowv[b - k] if rev else rowv[a + k]
-        qs += inst.demand[piece[k]]
     if ru != rv:
         if w.penalised:
             if Lu + l > s.stride:
                 return 0
-            pd = _load_delta(w, s.load[ru] + qs, s.load[ru], s.load[rv] - qs, s.load[rv])
+            pd = _load_delta(w, s.load[ru] + c.qs, s.load[ru], s.load[rv] - c.qs, s.load[rv])
             if held and pd > 0:
                 return 0
-        elif s.load[ru] + qs > w.cap:
+        elif s.load[ru] + c.qs > w.cap:
             return 0
-    delta = ((pd + (_gap(inst, p, n) - arc(inst, p, rowv[a]) - arc(inst, rowv[b], n)))
-             + (arc(inst, x, piece[0]) + arc(inst, piece[l - 1], y) - arc(inst, x, y)))
+    delta = ((pd + c.rem) + (arc(inst, x, rowv[b] if rev else rowv[a])
+                             + arc(inst, rowv[a] if rev else rowv[b], y) - arc(inst, x, y)))
     if not delta < -w.eps:
         return 0
+    for k in range(l):
+        piece[k] = rowv[b - k] if rev else rowv[a + k]
     cdef int *t1 = w.tmp
     cdef int *t2 = &w.tmp[s.stride]
     if ru == rv:
@@ -941,23 +980,19 @@ cdef int _try_string(Work *w, int v, int u, int a, int l, bint after, bint rev,
 
 cdef int _try_strings(Work *w, int v, int u, bint held) noexcept nogil:
     """String relocation (level 4): a string of 2 or 3 customers of v's route with v at one end
-    goes next to customer u, v beside u: when v starts the string, forward right after u or
-    reversed right before it; when v ends it, forward right before u or reversed right after
-    it (reversed only on a symmetric matrix). Within v's route or into u's; 1 if one was
-    applied. Lengths 2 then 3, in that order of the four."""
-    cdef int i = sol_pos(w.s, v), Lv = w.s.length[w.s.route_of[v]], l
+    (w.cuts, from _string_cuts) goes next to customer u, v beside u: when v starts the
+    string, forward right after u or reversed right before it; when v ends it, forward right
+    before u or reversed right after it (reversed only on a symmetric matrix). Within v's
+    route or into u's; 1 if one was applied."""
     cdef bint sym = w.inst.symmetric
-    for l in range(2, 4):
-        if i + l <= Lv:
-            if _try_string(w, v, u, i, l, True, False, held):
-                return 1
-            if sym and _try_string(w, v, u, i, l, False, True, held):
-                return 1
-        if i - l + 1 >= 0:
-            if _try_string(w, v, u, i - l + 1, l, False, False, held):
-                return 1
-            if sym and _try_string(w, v, u, i - l + 1, l, True, True, held):
-                return 1
+    cdef int t
+    cdef const StringCut *c
+    for t in range(w.n_cuts):
+        c = &w.cuts[t]
+        if _try_string(w, v, u, c, c.v_first, False, held):
+            return 1
+        if sym and _try_string(w, v, u, c, not c.v_first, True, held):
+            return 1
     return 0
 
 
@@ -984,6 +1019,8 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
     cdef int c, u, ru, j, Lu, pu, nu, lo, hi, r
     cdef bint room
     cdef const int *rowu
+    if w.strings:
+        _string_cuts(w, v)
     for c in range(w.K):
         u = inst.near[v * inst.n_near + c]
         ru = s.route_of[u]
