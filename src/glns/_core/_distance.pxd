@@ -7,7 +7,7 @@
 # floor(d + 0.5) for nint. The build turns off FMA contraction (CMakeLists.txt) so that the C
 # compiler keeps the two roundings numpy makes. Header only: `inline`, so a hot loop pays a
 # predictable branch, never a call.
-from libc.math cimport sqrt, floor
+from libc.math cimport sqrt, floor, fabs
 from glns._core._types cimport Inst
 
 cdef enum:
@@ -40,6 +40,24 @@ cdef inline double coordinate_distance(const Inst *inst, int a, int b) noexcept 
     if inst.rounding & ROUND_MASK:
         return round_distance(d, inst.rounding & ROUND_MASK)
     return d
+
+
+cdef inline double distance_below(const Inst *inst, int a, int b) noexcept nogil:
+    """A lower bound of coordinate_distance(inst, a, b) without a square root: the larger of
+    the two coordinate differences (no Euclidean distance is shorter), less what the rounding
+    can take off (nint 0.5, tenths 0.1) and a margin for the float errors of the square-root
+    path, so that it is below the float that function returns, not only below the exact
+    distance."""
+    cdef double dx = fabs(inst.xy[2 * a] - inst.xy[2 * b])
+    cdef double dy = fabs(inst.xy[2 * a + 1] - inst.xy[2 * b + 1])
+    cdef double m = dx if dx > dy else dy
+    cdef int rounding = inst.rounding & ROUND_MASK
+    m = m * (1.0 - 1e-12) - 1e-12
+    if rounding == ROUND_NINT:
+        return m - 0.5
+    if rounding == ROUND_TENTHS:
+        return m - 0.1
+    return m
 
 
 cdef extern from *:

@@ -1,4 +1,4 @@
-"""Native repair operators; the test hook of regret insertion (compiled)."""
+"""Native repair operators; test hooks of regret insertion and of the route and time bounds (compiled)."""
 
 from typing import Any, Sequence
 
@@ -6,3 +6,10 @@ from glns._core._instance import CoreInstance
 
 def regret_trace(inst: CoreInstance, partial: Any, removed: Sequence[int], k: float = 2.0,
                  neighbours: float = 0.0) -> tuple[list[dict[str, Any]], Any]: ...
+def routes_beyond(inst: CoreInstance, partial: Any, removed: Sequence[int], v: int,
+                  t: float) -> list[bool] | None: ...
+def routes_untimely(inst: CoreInstance, partial: Any, removed: Sequence[int],
+                    v: int) -> list[bool] | None: ...
+def positions_may_take(inst: CoreInstance, partial: Any, removed: Sequence[int],
+                       v: int) -> list[list[bool]] | None: ...
+def distances_below(inst: CoreInstance, a: Sequence[int], b: Sequence[int]) -> list[tuple[float, float]]: ...

@@ -7,15 +7,16 @@ from libc.stdlib cimport malloc, calloc, free, qsort
 
 from glns._core._types cimport Inst, Sol
 from glns._core._kind cimport is_tour, last_position, fits, close_cost
-from glns._core._distance cimport dist, near_dists
+from glns._core._distance cimport dist, near_dists, distance_below
 from glns._core._rng cimport rng_below, rng_uniform, rng_after
 from glns._core._route_bounds cimport (RouteBounds, bounds_init, bounds_free, bounds_add,
-                                       route_beyond, depot_gap)
+                                       route_beyond, route_untimely, depot_gap)
 from glns._core._solution cimport (sol_insert, sol_new_route, insertion_delta, new_route_cost,
                                    sol_to_py, sol_pos, sol_slot_end, Solution, arc, END)
 from glns._core._instance cimport CoreInstance
 from glns._core._keyed cimport Keyed, keyed_cmp
-from glns._core._windows cimport win_insert_ok, win_fresh, win_between_known
+from glns._core._windows cimport (win_insert_ok, win_fresh, win_between_known, win_bounded,
+                                  win_may_take)
 
 
 cdef inline bint _in_time(const Sol *s, const Inst *inst, int v, int r, int pos) noexcept nogil:
@@ -52,15 +53,20 @@ cdef void _route_scan(const Sol *s, const Inst *inst, int v, int r, double rate,
             c[0] = insertion_delta(s, inst, v, r, 0)
             p[0] = 0
         return
-    cdef int first = 0
+    cdef int first
     if inst.timed:
         win_fresh(s, inst, r)
+        first = 0
         _time_span(s, inst, v, r, &first, &last)
         if rate > 0.0:      # the draws of the positions skipped before the span
             rng[0] = rng_after(rng[0], <uint64_t> first)
-    a = row[L - 1] if is_tour(inst) else (row[first - 1] if first > 0 else 0)  # before `first`
+        _timed_positions(s, inst, v, r, first, last, rate, rng, c, p)
+        if rate > 0.0:      # and those of the positions skipped after it
+            rng[0] = rng_after(rng[0], <uint64_t> (last_position(inst, L) - last))
+        return
+    a = row[L - 1] if is_tour(inst) else 0
     av = dist(inst, a, v)
-    for pos in range(first, last + 1):
+    for pos in range(last + 1):
         if pos < L:
             b = row[pos]
             vb = dist(inst, v, b)
@@ -71,13 +77,53 @@ cdef void _route_scan(const Sol *s, const Inst *inst, int v, int r, double rate,
             if not inst.symmetric:
                 av = dist(inst, a, v)
             delta = av + vb - arc(inst, a, b)
-            if delta < c[0] and (not inst.timed or win_between_known(s, inst, a, v, b, av, vb)):
+            if delta < c[0]:
                 c[0] = delta
                 p[0] = pos
         av = vb                                 # d(v, b) is d(b, v) when symmetric
         a = b
-    if inst.timed and rate > 0.0:   # and those of the positions skipped after it
-        rng[0] = rng_after(rng[0], <uint64_t> (last_position(inst, L) - last))
+
+
+cdef void _timed_positions(const Sol *s, const Inst *inst, int v, int r, int first, int last,
+                           double rate, uint64_t *rng, double *c, int *p) noexcept nogil:
+    """_route_scan over the positions first..last of timed route r (fresh, not empty; its time
+    span, _time_span): the same draws, floats and choice as pricing each position and checking
+    its windows.
+
+    Where the travel times are distances from coordinates, a position is first tried with
+    lower bounds of them (win_may_take), while the last one priced broke a window: on
+    Solomon's clustered files most positions left break one (four in five of the routes a
+    repair scans have none that keeps them), and this tells without the two square roots;
+    where windows are wide (class 2), one that keeps them is mostly followed by more, and the
+    bounds would only add to their pricing."""
+    cdef const int *row = &s.nodes[r * s.stride]
+    cdef int L = s.length[r]
+    cdef bint bounded = win_bounded(inst)
+    cdef bint known = False         # av is d(a, v) (d(v, a): the last position's vb)
+    cdef bint tight = True          # the last position priced broke a window (or none was)
+    cdef int pos, b
+    cdef int a = row[first - 1] if first > 0 else 0
+    cdef double delta, av = 0.0, vb
+    for pos in range(first, last + 1):
+        b = row[pos] if pos < L else END
+        if _blinks(rate, rng) or (bounded and tight and not win_may_take(s, inst, a, v, b)):
+            known = False
+            a = b
+            continue
+        if not known or not inst.symmetric:
+            av = dist(inst, a, v)
+        vb = dist(inst, v, b) if b != END else close_cost(inst, v)
+        delta = av + vb - arc(inst, a, b)
+        tight = False
+        if delta < c[0]:
+            if win_between_known(s, inst, a, v, b, av, vb):
+                c[0] = delta
+                p[0] = pos
+            else:
+                tight = True
+        av = vb
+        known = True
+        a = b
 
 
 cdef inline void _time_span(const Sol *s, const Inst *inst, int v, int r, int *first,
@@ -181,6 +227,7 @@ cdef int scan_init(Scan *sc, const Sol *s, const Inst *inst, const int *removed,
     sc.first_draw = NULL
     sc.stamp = 0
     sc.bounds.on = False
+    sc.bounds.timed = False
     sc.room = <int *> malloc(max(slots, 1) * sizeof(int))
     if sc.room == NULL:
         with gil:
@@ -310,6 +357,8 @@ cdef void _scan_routes(const Sol *s, const Inst *inst, int v, double rate, uint6
             continue
         if best.route >= 0 and route_beyond(&sc.bounds, s, inst, r, v, gap, best.cost):
             continue
+        if sc.bounds.timed and route_untimely(&sc.bounds, s, inst, r, v):
+            continue                    # its scan would find no position either
         _scan_one(s, inst, v, r, rate, rng, sc, best)
     if rate > 0.0:
         rng[0] = rng_after(rng[0], <uint64_t> draws)
@@ -751,6 +800,10 @@ cdef void _vrp_fill_listed(Regret *st, const Sol *s, const Inst *inst, int i) no
                 p[r] = LAZY
                 st.top_all[i] = False
                 continue
+        if sc.bounds.timed and route_untimely(&sc.bounds, s, inst, r, v):
+            c[r] = INFINITY             # what its scan would find: no position
+            p[r] = -1
+            continue
         _vrp_route_full(s, inst, v, r, &c[r], &p[r])
         if p[r] >= 0:
             _top_offer(st, i, c[r], r)
@@ -1311,24 +1364,32 @@ def regret_trace(CoreInstance inst not None, partial, removed, double k=2, doubl
     return snapshots, sol.routes()
 
 
-def routes_beyond(CoreInstance inst not None, partial, removed, int v, double t):
-    """Test hook: for each route of `partial` (with `removed` unrouted), whether a repair call
-    inserting `removed` skips it for node v against an option of cost t (route_beyond over the
-    call's room list; a route without room is never skipped, it is not scanned at all); None
-    when the bounds do not apply."""
-    cdef Solution sol = Solution(inst)
+cdef int _hook_scan(Solution sol, partial, removed, Scan *sc) except -1:
+    """For the test hooks: load `partial` (with `removed` unrouted) into sol and set up the
+    scan that a repair call inserting `removed` makes (scan_free it after)."""
     sol.load(partial, list(removed))
-    cdef int n = len(removed), i, r
-    cdef Scan sc
+    cdef int n = len(removed), i
     cdef int *buf = <int *> malloc(max(n, 1) * sizeof(int))
     if buf == NULL:
         raise MemoryError()
     try:
         for i in range(n):
             buf[i] = removed[i]
-        scan_init(&sc, &sol.s, &inst.c, buf, n)
+        scan_init(sc, &sol.s, &sol.inst.c, buf, n)
     finally:
         free(buf)
+    return 0
+
+
+def routes_beyond(CoreInstance inst not None, partial, removed, int v, double t):
+    """Test hook: for each route of `partial` (with `removed` unrouted), whether a repair call
+    inserting `removed` skips it for node v against an option of cost t (route_beyond over the
+    call's room list; a route without room is never skipped, it is not scanned at all); None
+    when the bounds do not apply."""
+    cdef Solution sol = Solution(inst)
+    cdef int r
+    cdef Scan sc
+    _hook_scan(sol, partial, removed, &sc)
     try:
         if not sc.bounds.on:
             return None
@@ -1337,3 +1398,52 @@ def routes_beyond(CoreInstance inst not None, partial, removed, int v, double t)
                 for r in range(sol.s.n_routes)]
     finally:
         scan_free(&sc)
+
+
+def routes_untimely(CoreInstance inst not None, partial, removed, int v):
+    """Test hook: for each route of `partial` (with `removed` unrouted), whether a repair call
+    inserting `removed` skips it for node v as unable to take v in time (route_untimely over
+    the call's room list); None when that test does not apply (no route bounds, or travel times
+    that are not the distances)."""
+    cdef Solution sol = Solution(inst)
+    cdef int r
+    cdef Scan sc
+    _hook_scan(sol, partial, removed, &sc)
+    try:
+        if not sc.bounds.timed:
+            return None
+        return [bool(route_untimely(&sc.bounds, &sol.s, &inst.c, sol.s.order[r], v))
+                for r in range(sol.s.n_routes)]
+    finally:
+        scan_free(&sc)
+
+
+def positions_may_take(CoreInstance inst not None, partial, removed, int v):
+    """Test hook: for every position of every route of `partial` (`removed` unrouted, v among
+    them), whether
+    win_may_take (lower bounds of the travel times) admits v there; None when those bounds do
+    not apply (_windows.win_bounded)."""
+    cdef Solution sol = Solution(inst)
+    sol.load(partial, list(removed))
+    cdef int r, k, L
+    cdef const int *row
+    if not inst.c.timed or not win_bounded(&inst.c):
+        return None
+    out = []
+    for k in range(sol.s.n_routes):
+        r = sol.s.order[k]
+        win_fresh(&sol.s, &inst.c, r)
+        row = &sol.s.nodes[r * sol.s.stride]
+        L = sol.s.length[r]
+        out.append([bool(win_may_take(&sol.s, &inst.c, row[pos - 1] if pos > 0 else 0, v,
+                                      row[pos] if pos < L else END)) for pos in range(L + 1)])
+    return out
+
+
+def distances_below(CoreInstance inst not None, a, b):
+    """Test hook: (distance_below, dist) of each pair (a[i], b[i]) of an instance whose
+    distances are computed from its coordinates."""
+    cdef int i
+    if inst.c.xy == NULL:
+        raise ValueError("the instance has no coordinates")
+    return [(distance_below(&inst.c, a[i], b[i]), dist(&inst.c, a[i], b[i])) for i in range(len(a))]

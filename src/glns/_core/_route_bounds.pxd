@@ -6,6 +6,7 @@
 # floats) are those of the full scan. See _route_bounds.pyx for the geometry.
 from libc.math cimport sqrt, fabs
 from glns._core._types cimport Inst, Sol
+from glns._core._windows cimport WIN_END, win_fresh, win_may_take, win_bounded
 
 ctypedef struct RouteBounds:
     bint on             # bounds apply: a depot and distances on demand from coordinates
@@ -16,6 +17,9 @@ ctypedef struct RouteBounds:
     double *reach       # the farthest point of the box from the depot
     double slack        # what rounding takes off an insertion delta at most (nint: 3 x 0.5;
                         # tenths: 3 x 0.1)
+    bint timed          # on, with time windows whose travel times are these distances
+                        # (_windows.win_bounded): route_untimely applies
+    double travel_slack # what rounding takes off one distance at most (nint 0.5, tenths 0.1)
 
 
 cdef int bounds_init(RouteBounds *b, const Sol *s, const Inst *inst, const int *routes,
@@ -90,3 +94,39 @@ cdef inline bint route_beyond(const RouteBounds *b, const Sol *s, const Inst *in
     if not inst.closed_routes and t >= 0.0 and d2 <= t * t:
         return False                        # the open end: D > t
     return True
+
+
+cdef inline bint route_untimely(const RouteBounds *b, const Sol *s, const Inst *inst, int r,
+                                int v) noexcept nogil:
+    """No position of route r can take v without breaking a time window (only where b.timed):
+    O(1) from the route's box and time data (made fresh), and exact as a filter, so a scan
+    of the route would find no position either.
+
+    Between two customers a, b of the route, v needs late[b] - (early[a] + service[a]) >=
+    service[v] + t(a, v) + t(v, b) (waiting only adds), and both travel times are at least the
+    distance D from v to the box less what rounding takes off: so no such position is open
+    when the route's troom (the most time between two consecutive customers) is below
+    service[v] + 2 (D - travel_slack). The two positions next to the depot are tried with
+    lower bounds of their own travel times (win_may_take). Margins: time_eps for the float
+    sums of the times, a relative 1e-12 for those of the distances."""
+    cdef const double *q
+    cdef const int *row
+    cdef int L = s.length[r]
+    cdef double x, y, dx, dy, need
+    if L == 0 or not b.boxed[r]:
+        return False
+    win_fresh(s, inst, r)
+    row = &s.nodes[r * s.stride]
+    if win_may_take(s, inst, 0, v, row[0]) or win_may_take(s, inst, row[L - 1], v, WIN_END):
+        return False
+    if L == 1:
+        return True
+    need = 0.5 * (s.troom[r] - inst.service[v]) + inst.time_eps + b.travel_slack + 1e-12
+    if need < 0.0:
+        return True                         # not even the service fits between two customers
+    q = &b.box[4 * r]
+    x = inst.xy[2 * v]
+    y = inst.xy[2 * v + 1]
+    dx = max(q[0] - x, x - q[2], 0.0)
+    dy = max(q[1] - y, y - q[3], 0.0)
+    return (dx * dx + dy * dy) * (1.0 - 4e-12) > need * need      # D (1 - 1e-12) > need

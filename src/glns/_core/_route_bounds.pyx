@@ -29,6 +29,7 @@ cdef int bounds_init(RouteBounds *b, const Sol *s, const Inst *inst, const int *
     cdef int r, i, t
     cdef const int *row
     b.on = inst.has_depot and inst.dist == NULL and inst.xy != NULL
+    b.timed = False
     b.slots = slots
     b.boxed = NULL
     b.box = NULL
@@ -36,6 +37,8 @@ cdef int bounds_init(RouteBounds *b, const Sol *s, const Inst *inst, const int *
     b.reach = NULL
     cdef int rounding = inst.rounding & ROUND_MASK
     b.slack = 1.5 if rounding == ROUND_NINT else (0.3 if rounding == ROUND_TENTHS else 0.0)
+    b.travel_slack = 0.5 if rounding == ROUND_NINT else (0.1 if rounding == ROUND_TENTHS else 0.0)
+    b.timed = b.on and inst.timed and win_bounded(inst)
     if not b.on:
         return 0
     b.boxed = <char *> calloc(max(slots, 1), sizeof(char))
@@ -71,4 +74,5 @@ cdef void bounds_free(RouteBounds *b) noexcept nogil:
     b.diag = NULL
     b.reach = NULL
     b.on = False
+    b.timed = False
 

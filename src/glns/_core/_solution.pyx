@@ -167,6 +167,7 @@ cdef int sol_alloc(Sol *s, const Inst *inst) except -1 nogil:
     s.early = NULL
     s.late = NULL
     s.tstale = NULL
+    s.troom = NULL
     if inst.timed:
         s.early = <double *> malloc(max(inst.n, 1) * sizeof(double))
         s.late = <double *> malloc(max(inst.n, 1) * sizeof(double))
@@ -209,9 +210,11 @@ cdef void sol_free(Sol *s) noexcept nogil:
     free(s.early)
     free(s.late)
     free(s.tstale)
+    free(s.troom)
     s.early = NULL
     s.late = NULL
     s.tstale = NULL
+    s.troom = NULL
     s.changed = NULL
     s.changed_list = NULL
     s.n_changed = 0
@@ -249,6 +252,7 @@ cdef int sol_reserve_routes(Sol *s, int slots) except -1 nogil:
     _resize(<void **> &s.changed_list, new_slots * sizeof(int))
     if s.early != NULL:
         _resize(<void **> &s.tstale, new_slots * sizeof(char))
+        _resize(<void **> &s.troom, new_slots * sizeof(double))
     cdef int r
     for r in range(s.route_slots, new_slots):
         s.length[r] = 0
@@ -287,6 +291,7 @@ cdef int sol_copy(Sol *dst, const Sol *src, const Inst *inst) except -1 nogil:
         memcpy(dst.early, src.early, inst.n * sizeof(double))
         memcpy(dst.late, src.late, inst.n * sizeof(double))
         memcpy(dst.tstale, src.tstale, min(src.route_slots, dst.route_slots) * sizeof(char))
+        memcpy(dst.troom, src.troom, min(src.route_slots, dst.route_slots) * sizeof(double))
         for r in range(src.route_slots, dst.route_slots):
             dst.tstale[r] = 1
     dst.drift = src.drift       # pos_of was copied as it is, stale entries and all
@@ -348,6 +353,7 @@ cdef int sol_sync(Sol *dst, Sol *src, const Inst *inst) except -1 nogil:
             dst.own_ok[v] = src.own_ok[v]
         if dst.tstale != NULL:
             dst.tstale[r] = src.tstale[r]
+            dst.troom[r] = src.troom[r]
             for j in range(L):
                 dst.early[row[j]] = src.early[row[j]]
                 dst.late[row[j]] = src.late[row[j]]

@@ -105,3 +105,7 @@ cdef struct Sol:
     double *early
     double *late
     char *tstale        # per route slot
+    double *troom       # per route slot: the most time between two consecutive customers a, b
+                        # of the route, late[b] - (early[a] + service[a]) (-inf: fewer than
+                        # two); what a customer put between them needs for its service and its
+                        # travel (_route_bounds.route_untimely)

@@ -15,7 +15,7 @@
 # The data of a route is recomputed (win_refresh, O(route)) on the first check after a write:
 # sol_mark, which every write to a route calls, sets Sol.tstale for it.
 from glns._core._types cimport Inst, Sol
-from glns._core._distance cimport dist, coordinate_distance
+from glns._core._distance cimport dist, coordinate_distance, distance_below
 
 cdef enum:
     WIN_END = -1    # the end of a route (the depot, as _solution.END)
@@ -114,6 +114,29 @@ cdef inline bint win_between_known(const Sol *s, const Inst *inst, int a, int v,
     if t > inst.due[v] + inst.time_eps:
         return False
     t += inst.service[v] + vb
+    if b == WIN_END:
+        return t <= inst.due[0] + inst.time_eps
+    return t <= s.late[b] + inst.time_eps
+
+
+cdef inline bint win_bounded(const Inst *inst) noexcept nogil:
+    """Travel times are the distances computed from coordinates (no duration matrix, no dense
+    matrix), so that _distance.distance_below bounds them from below."""
+    return inst.dur == NULL and inst.dist == NULL and inst.xy != NULL
+
+
+cdef inline bint win_may_take(const Sol *s, const Inst *inst, int a, int v, int b) noexcept nogil:
+    """win_between(s, inst, a, v, b) decided from lower bounds of its two travel times
+    (distance_below, no square root): False only when the insertion breaks a window, so a scan
+    computes the two distances only where this is True. Only where win_bounded; the routes of a
+    and b fresh. Exact as a filter: every step is win_between_known's with a smaller travel
+    time, and float sums and max are monotone, so what this rejects that rejects too."""
+    cdef double t = win_leave(s, inst, a) + distance_below(inst, a, v)
+    if t < inst.ready[v]:
+        t = inst.ready[v]
+    if t > inst.due[v] + inst.time_eps:
+        return False
+    t += inst.service[v] + distance_below(inst, v, 0 if b == WIN_END else b)
     if b == WIN_END:
         return t <= inst.due[0] + inst.time_eps
     return t <= s.late[b] + inst.time_eps

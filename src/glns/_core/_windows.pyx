@@ -1,14 +1,16 @@
 # Time windows: per-route forward/backward times and the checks that read them (see
 # _windows.pxd for the model and the notation).
+from libc.math cimport INFINITY
+
 from glns._core._types cimport Inst, Sol
 
 
 cdef void win_refresh(Sol *s, const Inst *inst, int r) noexcept nogil:
-    """Recompute early[] and late[] of route r's nodes: O(route)."""
+    """Recompute early[] and late[] of route r's nodes and its troom: O(route)."""
     cdef const int *row = &s.nodes[r * s.stride]
     cdef int L = s.length[r]
     cdef int i, v, prev = 0
-    cdef double t = inst.ready[0], start, late_next
+    cdef double t = inst.ready[0], start, late_next, gap, room = -INFINITY
     for i in range(L):
         v = row[i]
         start = t + travel(inst, prev, v)
@@ -25,8 +27,13 @@ cdef void win_refresh(Sol *s, const Inst *inst, int r) noexcept nogil:
         if start > inst.due[v]:
             start = inst.due[v]
         s.late[v] = start
+        if i > 0:       # between row[i - 1] and v
+            gap = start - (s.early[row[i - 1]] + inst.service[row[i - 1]])
+            if gap > room:
+                room = gap
         late_next = start
         prev = v
+    s.troom[r] = room
     s.tstale[r] = 0
 
 
