@@ -18,7 +18,7 @@ import pytest
 import glns
 from glns import datasets
 from glns._core._native_ops import apply_destroy, apply_repair
-from glns._core._repair import distances_below, positions_may_take, routes_untimely
+from glns._core._repair import distances_below, positions_may_take, routes_untimely, time_rooms
 from glns.operators.library import repair as twins
 from glns.problems import base as problem_base
 from glns.rng import SplitMix64
@@ -92,6 +92,35 @@ def test_distance_below_is_below_every_distance(on_demand, rounding, scale):
         assert below <= d, (i, j, below, d)
         # and not far below: no Euclidean distance exceeds sqrt(2) x the larger difference
         assert below >= d / math.sqrt(2.0) - 2 * slack - 1e-9 * scale, (i, j, below, d)
+
+
+def _times(problem, route):
+    """(earliest starts, latest starts) of a route's customers, from scratch."""
+    tw, service = problem.time_windows, problem.service_times
+    early, t, prev = [], float(tw[0, 0]), 0
+    for c in route:
+        t = max(t + _travel(problem, prev, c), float(tw[c, 0]))
+        early.append(t)
+        t += float(service[c])
+        prev = c
+    late, t, nxt = [0.0] * len(route), float(tw[0, 1]), 0
+    for i in range(len(route) - 1, -1, -1):
+        c = route[i]
+        t = min(float(tw[c, 1]), t - _travel(problem, c, nxt) - float(service[c]))
+        late[i] = t
+        nxt = c
+    return early, late
+
+
+@pytest.mark.parametrize("layout, windows", CASES)
+def test_a_routes_room_is_its_most_time_between_two_customers(layout, windows):
+    problem = _vrptw(80, 3, layout, windows, "dimacs")
+    routes = glns.solve(problem, iterations=100, seed=3).solution
+    service = problem.service_times
+    for route, room in zip(routes, time_rooms(problem.core, routes)):
+        early, late = _times(problem, route)
+        gaps = [late[i + 1] - (early[i] + float(service[route[i]])) for i in range(len(route) - 1)]
+        assert room == pytest.approx(max(gaps), abs=1e-6) if gaps else room == -math.inf
 
 
 @pytest.mark.parametrize("rounding", ["exact", "dimacs"])

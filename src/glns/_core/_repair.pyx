@@ -134,32 +134,45 @@ cdef inline void _time_span(const Sol *s, const Inst *inst, int v, int r, int *f
     along the route); and v starts no earlier than the departure from the node before it, so
     once that departure is past v's due time no later position can be taken (the earliest
     departures increase along the route). Only comparisons: both ends by bisection, O(log
-    route) (a route of Solomon's class 2 holds up to 50 customers)."""
+    route) (a route of Solomon's class 2 holds up to 50 customers), after a look at the
+    route's ends."""
     cdef const int *row = &s.nodes[r * s.stride]
     cdef int L = s.length[r]
     cdef double leave = inst.ready[v] + inst.service[v] - inst.time_eps
     cdef double due = inst.due[v] + inst.time_eps
-    cdef int a, mid, lo = first[0], hi = last[0], top
-    # lo: the first position >= first[0] whose node's latest start is >= leave (L: none)
-    top = L
-    while lo < top:
-        mid = (lo + top) >> 1
-        if s.late[row[mid]] < leave:
-            lo = mid + 1
-        else:
-            top = mid
+    cdef int a, mid, lo = first[0], hi = last[0], top = L
+    # lo: the first position >= first[0] whose node's latest start is >= leave (L: none). Where
+    # windows are tight v's often lies before or after the route's, and the ends tell at once.
+    if lo < L and s.late[row[lo]] < leave:
+        if s.late[row[L - 1]] < leave:
+            lo = L
+        else:                           # lo < answer <= L - 1
+            lo += 1
+            top = L - 1
+            while lo < top:
+                mid = (lo + top) >> 1
+                if s.late[row[mid]] < leave:
+                    lo = mid + 1
+                else:
+                    top = mid
     # hi: the last position in [lo, last[0]] after a node that v can still follow by its due
     # time (or lo itself; last[0] when it is below lo)
-    top = hi
     if hi > lo:
-        hi = lo
-    while hi < top:
-        mid = (hi + top + 1) >> 1
-        a = row[mid - 1]
-        if s.early[a] + inst.service[a] <= due:
-            hi = mid
-        else:
-            top = mid - 1
+        a = row[hi - 1]
+        if s.early[a] + inst.service[a] > due:          # not every position up to last[0]
+            a = row[lo]
+            if s.early[a] + inst.service[a] > due:      # not even lo + 1
+                hi = lo
+            else:                                       # lo + 1 <= answer < last[0]
+                top = hi - 1
+                hi = lo + 1
+                while hi < top:
+                    mid = (hi + top + 1) >> 1
+                    a = row[mid - 1]
+                    if s.early[a] + inst.service[a] <= due:
+                        hi = mid
+                    else:
+                        top = mid - 1
     first[0] = lo
     last[0] = hi
 
@@ -1447,3 +1460,20 @@ def distances_below(CoreInstance inst not None, a, b):
     if inst.c.xy == NULL:
         raise ValueError("the instance has no coordinates")
     return [(distance_below(&inst.c, a[i], b[i]), dist(&inst.c, a[i], b[i])) for i in range(len(a))]
+
+
+def time_rooms(CoreInstance inst not None, routes):
+    """Test hook: the troom of each route of the complete solution `routes` of a timed
+    instance (the most time between two consecutive customers, -inf below two), as the core
+    keeps it with the routes' times."""
+    cdef Solution sol = Solution(inst)
+    cdef int k, r
+    if not inst.c.timed:
+        raise ValueError("the instance has no time windows")
+    sol.load(routes, None)
+    out = []
+    for k in range(sol.s.n_routes):
+        r = sol.s.order[k]
+        win_fresh(&sol.s, &inst.c, r)
+        out.append(sol.s.troom[r])
+    return out
