@@ -18,7 +18,8 @@ import pytest
 import glns
 from glns import datasets
 from glns._core._native_ops import apply_destroy, apply_repair
-from glns._core._repair import distances_below, positions_may_take, routes_untimely, time_rooms
+from glns._core._repair import (distances_below, joins_may, positions_may_take, routes_untimely,
+                                time_rooms)
 from glns.operators.library import repair as twins
 from glns.problems import base as problem_base
 from glns.rng import SplitMix64
@@ -123,14 +124,17 @@ def test_a_routes_room_is_its_most_time_between_two_customers(layout, windows):
         assert room == pytest.approx(max(gaps), abs=1e-6) if gaps else room == -math.inf
 
 
+@pytest.mark.parametrize("times_only", [False, True])
 @pytest.mark.parametrize("rounding", ["exact", "dimacs"])
 @pytest.mark.parametrize("layout, windows", CASES)
-def test_a_position_ruled_out_breaks_a_window(on_demand, rounding, layout, windows):
+def test_a_position_ruled_out_breaks_a_window(on_demand, rounding, layout, windows, times_only):
+    """With lower bounds of the travel times (the repairs) or from the times alone (the local
+    search's moves between routes)."""
     problem = _vrptw(120, 5, layout, windows, rounding)
     removed, partial = _partial(problem, 5, 40)
     ruled_out = admitted = 0
     for v in removed:
-        takes = positions_may_take(problem.core, partial, removed, v)
+        takes = positions_may_take(problem.core, partial, removed, v, times_only)
         assert [len(t) for t in takes] == [len(route) + 1 for route in partial]
         for route, admits in zip(partial, takes):
             open_at = _open_positions(problem, route, v)
@@ -138,8 +142,29 @@ def test_a_position_ruled_out_breaks_a_window(on_demand, rounding, layout, windo
             ruled_out += admits.count(False)
             admitted += admits.count(True) - len(open_at)
     assert ruled_out > 0
-    if windows == "tight":          # nearly as good as the exact check where windows bind
+    if windows == "tight" and not times_only:   # nearly as good as the exact check
         assert admitted < ruled_out / 5
+
+
+@pytest.mark.parametrize("layout, windows", CASES)
+def test_a_join_ruled_out_breaks_a_window(layout, windows):
+    """win_may_join, the local search's first test of a 2-opt* half: a route's head up to a
+    followed by another's tail from b."""
+    problem = _vrptw(60, 6, layout, windows, "dimacs")
+    routes = glns.solve(problem, iterations=100, seed=6).solution
+    ruled_out = 0
+    for i, r1 in enumerate(routes):
+        for j, r2 in enumerate(routes):
+            if i == j:
+                continue
+            for x in range(len(r1) + 1):
+                for y in range(len(r2) + 1):
+                    a = r1[x - 1] if x > 0 else 0
+                    b = r2[y] if y < len(r2) else -1
+                    admit = joins_may(problem.core, routes, a, b)
+                    assert admit or not _keeps_windows(problem, r1[:x] + r2[y:]), (r1, r2, x, y)
+                    ruled_out += not admit
+    assert ruled_out > 0
 
 
 @pytest.mark.parametrize("rounding", ["exact", "dimacs"])
@@ -194,3 +219,45 @@ def test_repairs_with_time_filters_match_twins(on_demand, rounding, layout, wind
         assert complete == getattr(twins, name)(partial, removed, data, rng, **params), name
         assert state == rng.state, name
         assert all(_keeps_windows(problem, route) for route in complete)
+
+
+@pytest.mark.parametrize("rounding", ["exact", "dimacs"])
+@pytest.mark.parametrize("layout, windows, horizon", [("clustered", "tight", "short"),
+                                                      ("random", "tight", "short"),
+                                                      ("mixed", "wide", "long")])
+@pytest.mark.parametrize("level", (1, 3))
+def test_local_search_with_early_time_checks_matches_its_twin(on_demand, rounding, layout,
+                                                              windows, horizon, level):
+    """With distances on demand the local search tries a move between two routes against the
+    times alone before it prices it (_windows.win_may_between, win_may_join); it still makes
+    its twin's moves, and its result keeps every window."""
+    from glns._core._local_search import local_search_py
+    from glns.operators.library.local_search import local_search
+
+    problem = _vrptw(110, 4, layout, windows, rounding, horizon)
+    assert problem.core.on_demand
+    data = problem.problem_data()
+    for seed in range(3):
+        removed, partial = _partial(problem, seed, 25)
+        repaired, _ = apply_repair("greedy_insertion", problem.core, partial, removed, seed)
+        out = local_search_py(problem.core, repaired, removed, level=level)
+        assert out == local_search(repaired, data, removed, level=level, neighbours=problem.core.near)
+        assert all(_keeps_windows(problem, route) for route in out)
+        full = local_search_py(problem.core, repaired, level=level)
+        assert full == local_search(repaired, data, level=level, neighbours=problem.core.near)
+
+
+def test_the_times_alone_admit_moves_that_meet_a_window_exactly():
+    """At equality: v reached at the instant its window closes (from a node at the same
+    place), and a route joined at the instant the next node's latest start passes."""
+    xy = [[0, 0], [10, 0], [10, 0], [20, 0], [10, 0]]
+    #       depot   a        v        b        c (at a's place)
+    windows = [[0, 100], [10, 10], [0, 15], [25, 25], [15, 15]]
+    problem = glns.VRPTW(xy, [0, 1, 1, 1, 1], 10, windows, [0, 5, 0, 0, 0])
+    partial, removed = [[1, 3], [4]], [2]
+    assert _keeps_windows(problem, [1, 2, 3])           # v between a and b: at 15, then 25
+    assert positions_may_take(problem.core, partial, removed, 2, True)[0][1]
+    routes = [[1, 3], [4, 2]]
+    assert _keeps_windows(problem, [1, 4, 2])           # a's head, then c's route: c at 15
+    assert joins_may(problem.core, routes, 1, 4)
+    assert not joins_may(problem.core, routes, 3, 4)    # b leaves at 25, c's window closed

@@ -72,7 +72,8 @@ from glns._core._solution cimport (Solution, sol_remove, sol_insert, sol_new_rou
                                    END)
 from glns._core._instance cimport CoreInstance
 from glns._core._clock cimport now
-from glns._core._windows cimport win_join, win_between, win_chain, win_sequence_ok, WIN_END
+from glns._core._windows cimport (win_join, win_between, win_chain, win_sequence_ok, WIN_END,
+                                  win_may_between, win_may_join)
 
 # SWAP*: slots of the cache of nodes' cheapest positions in routes, hashed by node and route
 # (4 per node below 1,024 nodes; collisions only cost a rescan)
@@ -1006,6 +1007,12 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
     cdef bint held = pz and w.free != NULL and not w.free[v]
     cdef bint sym = inst.symmetric
     cdef bint timed = inst.timed
+    # With time windows and distances computed on demand, a move between two routes is first
+    # tried against the times alone (win_may_*): where pricing it takes square roots, most of
+    # the moves that break a window are told so for a few loads. (Measured: a dense matrix's
+    # lookups cost less than the test.)
+    cdef bint early_out = timed and inst.dist == NULL
+    cdef bint apart             # early_out, v and u in two routes
     cdef int rv = s.route_of[v]
     cdef int i = sol_pos(s, v)
     cdef int Lv = s.length[rv]
@@ -1042,16 +1049,17 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
                 room = not (held and pd > 0)
         else:
             room = load_u + qv <= cap
+        apart = early_out and ru != rv
         if room:
             # relocate v after u (not where it is already)
-            if u != pv:
+            if u != pv and not (apart and not win_may_between(s, inst, u, v, nu)):
                 delta = (rem + pd) + (arc(inst, u, v) + arc(inst, v, nu) - arc(inst, u, nu))
                 if delta < -w.eps and (not timed or _relocate_in_time(w, v, u, True)):
                     _relocate(w, v, u, True)
                     _push(w, v); _push(w, pv); _push(w, nv); _push(w, u); _push(w, nu)
                     return 1
             # relocate v before u
-            if u != nv:
+            if u != nv and not (apart and not win_may_between(s, inst, pu, v, u)):
                 delta = (rem + pd) + (arc(inst, pu, v) + arc(inst, v, u) - arc(inst, pu, u))
                 if delta < -w.eps and (not timed or _relocate_in_time(w, v, u, False)):
                     _relocate(w, v, u, False)
@@ -1085,7 +1093,9 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
         new_v = load_v - qv + qu
         new_u = load_u - qu + qv
         pd = _load_delta(w, new_v, load_v, new_u, load_u) if pz else 0.0
-        if (not (held and pd > 0)) if pz else (new_v <= cap and new_u <= cap):
+        if ((not (held and pd > 0)) if pz else (new_v <= cap and new_u <= cap)) and not (
+                early_out and not (win_may_between(s, inst, pv, u, nv)
+                                   and win_may_between(s, inst, pu, v, nu))):
             delta = pd + ((arc(inst, pv, u) + arc(inst, u, nv) - arc(inst, pv, v) - arc(inst, v, nv))
                           + (arc(inst, pu, v) + arc(inst, v, nu) - arc(inst, pu, u) - arc(inst, u, nu)))
             if delta < -w.eps and (not timed or (win_between(s, inst, pv, u, nv)
@@ -1099,7 +1109,8 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
         head_u = w.pre[u] - qu
         new_v = w.pre[v] + (load_u - head_u)
         new_u = head_u + (load_v - w.pre[v])
-        if _tails_fit(w, i + 1 + Lu - j, j + Lv - i - 1, new_v, load_v, new_u, load_u, held, &pd):
+        if _tails_fit(w, i + 1 + Lu - j, j + Lv - i - 1, new_v, load_v, new_u, load_u, held, &pd) and not (
+                early_out and not (win_may_join(s, inst, v, u) and win_may_join(s, inst, pu, nv))):
             # an emptied route (depot straight to END) costs nothing
             delta = pd + (arc(inst, v, u) + _gap(inst, pu, nv) - arc(inst, v, nv) - arc(inst, pu, u))
             if delta < -w.eps and (not timed or (win_join(s, inst, v, u)
@@ -1111,7 +1122,8 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
         head_v = w.pre[v] - qv
         new_u = w.pre[u] + (load_v - head_v)
         new_v = head_v + (load_u - w.pre[u])
-        if _tails_fit(w, i + Lu - j - 1, j + 1 + Lv - i, new_v, load_v, new_u, load_u, held, &pd):
+        if _tails_fit(w, i + Lu - j - 1, j + 1 + Lv - i, new_v, load_v, new_u, load_u, held, &pd) and not (
+                early_out and not (win_may_join(s, inst, u, v) and win_may_join(s, inst, pv, nu))):
             delta = pd + (arc(inst, u, v) + _gap(inst, pv, nu) - arc(inst, pv, v) - arc(inst, u, nu))
             if delta < -w.eps and (not timed or (win_join(s, inst, u, v)
                                                  and win_join(s, inst, pv, nu))):

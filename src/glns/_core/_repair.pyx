@@ -16,7 +16,7 @@ from glns._core._solution cimport (sol_insert, sol_new_route, insertion_delta, n
 from glns._core._instance cimport CoreInstance
 from glns._core._keyed cimport Keyed, keyed_cmp
 from glns._core._windows cimport (win_insert_ok, win_fresh, win_between_known, win_bounded,
-                                  win_may_take)
+                                  win_may_take, win_may_between, win_may_join)
 
 
 cdef inline bint _in_time(const Sol *s, const Inst *inst, int v, int r, int pos) noexcept nogil:
@@ -1431,16 +1431,16 @@ def routes_untimely(CoreInstance inst not None, partial, removed, int v):
         scan_free(&sc)
 
 
-def positions_may_take(CoreInstance inst not None, partial, removed, int v):
+def positions_may_take(CoreInstance inst not None, partial, removed, int v, bint times_only=False):
     """Test hook: for every position of every route of `partial` (`removed` unrouted, v among
-    them), whether
-    win_may_take (lower bounds of the travel times) admits v there; None when those bounds do
-    not apply (_windows.win_bounded)."""
+    them), whether win_may_take (lower bounds of the travel times) admits v there, or with
+    times_only win_may_between (the times alone); None when win_may_take's bounds do not
+    apply (_windows.win_bounded)."""
     cdef Solution sol = Solution(inst)
     sol.load(partial, list(removed))
-    cdef int r, k, L
+    cdef int r, k, L, a, b
     cdef const int *row
-    if not inst.c.timed or not win_bounded(&inst.c):
+    if not inst.c.timed or not (times_only or win_bounded(&inst.c)):
         return None
     out = []
     for k in range(sol.s.n_routes):
@@ -1448,9 +1448,22 @@ def positions_may_take(CoreInstance inst not None, partial, removed, int v):
         win_fresh(&sol.s, &inst.c, r)
         row = &sol.s.nodes[r * sol.s.stride]
         L = sol.s.length[r]
-        out.append([bool(win_may_take(&sol.s, &inst.c, row[pos - 1] if pos > 0 else 0, v,
-                                      row[pos] if pos < L else END)) for pos in range(L + 1)])
+        admits = []
+        for pos in range(L + 1):
+            a = row[pos - 1] if pos > 0 else 0
+            b = row[pos] if pos < L else END
+            admits.append(bool(win_may_between(&sol.s, &inst.c, a, v, b) if times_only
+                               else win_may_take(&sol.s, &inst.c, a, v, b)))
+        out.append(admits)
     return out
+
+
+def joins_may(CoreInstance inst not None, routes, int a, int b):
+    """Test hook: whether win_may_join admits customer a of one route of the complete solution
+    `routes` followed directly by customer b of another (0: the depot; -1: a route's end)."""
+    cdef Solution sol = Solution(inst)
+    sol.load(routes, None)
+    return bool(win_may_join(&sol.s, &inst.c, a, b))
 
 
 def distances_below(CoreInstance inst not None, a, b):

@@ -119,6 +119,34 @@ cdef inline bint win_between_known(const Sol *s, const Inst *inst, int a, int v,
     return t <= s.late[b] + inst.time_eps
 
 
+cdef inline bint win_may_between(const Sol *s, const Inst *inst, int a, int v, int b) noexcept nogil:
+    """A necessary condition of win_between(s, inst, a, v, b) from the times alone: v starts
+    no earlier than a's earliest departure, which must then be by v's due time, and it leaves
+    no earlier than its ready time plus its service, which must be by b's latest start (the
+    depot's closing at WIN_END). Travel times are never negative and float sums and max are
+    monotone, so where this is False win_between is too, and a move needs no price. The
+    routes of a and b are made fresh."""
+    if a != 0:
+        win_fresh(s, inst, s.route_of[a])
+    if win_leave(s, inst, a) > inst.due[v] + inst.time_eps:
+        return False
+    if b == WIN_END:
+        return inst.ready[v] + inst.service[v] <= inst.due[0] + inst.time_eps
+    win_fresh(s, inst, s.route_of[b])
+    return inst.ready[v] + inst.service[v] <= s.late[b] + inst.time_eps
+
+
+cdef inline bint win_may_join(const Sol *s, const Inst *inst, int a, int b) noexcept nogil:
+    """A necessary condition of win_join(s, inst, a, b) from the times alone: a's earliest
+    departure is by b's latest start (see win_may_between). The routes made fresh."""
+    if a != 0:
+        win_fresh(s, inst, s.route_of[a])
+    if b == WIN_END:
+        return win_leave(s, inst, a) <= inst.due[0] + inst.time_eps
+    win_fresh(s, inst, s.route_of[b])
+    return win_leave(s, inst, a) <= s.late[b] + inst.time_eps
+
+
 cdef inline bint win_bounded(const Inst *inst) noexcept nogil:
     """Travel times are the distances computed from coordinates (no duration matrix, no dense
     matrix), so that _distance.distance_below bounds them from below."""
