@@ -1052,14 +1052,14 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
         apart = early_out and ru != rv
         if room:
             # relocate v after u (not where it is already)
-            if u != pv and not (apart and not win_may_between(s, inst, u, v, nu)):
+            if u != pv and (not apart or win_may_between(s, inst, u, v, nu)):
                 delta = (rem + pd) + (arc(inst, u, v) + arc(inst, v, nu) - arc(inst, u, nu))
                 if delta < -w.eps and (not timed or _relocate_in_time(w, v, u, True)):
                     _relocate(w, v, u, True)
                     _push(w, v); _push(w, pv); _push(w, nv); _push(w, u); _push(w, nu)
                     return 1
             # relocate v before u
-            if u != nv and not (apart and not win_may_between(s, inst, pu, v, u)):
+            if u != nv and (not apart or win_may_between(s, inst, pu, v, u)):
                 delta = (rem + pd) + (arc(inst, pu, v) + arc(inst, v, u) - arc(inst, pu, u))
                 if delta < -w.eps and (not timed or _relocate_in_time(w, v, u, False)):
                     _relocate(w, v, u, False)
@@ -1093,9 +1093,9 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
         new_v = load_v - qv + qu
         new_u = load_u - qu + qv
         pd = _load_delta(w, new_v, load_v, new_u, load_u) if pz else 0.0
-        if ((not (held and pd > 0)) if pz else (new_v <= cap and new_u <= cap)) and not (
-                early_out and not (win_may_between(s, inst, pv, u, nv)
-                                   and win_may_between(s, inst, pu, v, nu))):
+        if ((not (held and pd > 0)) if pz else (new_v <= cap and new_u <= cap)) and (
+                not early_out or (win_may_between(s, inst, pv, u, nv)
+                                  and win_may_between(s, inst, pu, v, nu))):
             delta = pd + ((arc(inst, pv, u) + arc(inst, u, nv) - arc(inst, pv, v) - arc(inst, v, nv))
                           + (arc(inst, pu, v) + arc(inst, v, nu) - arc(inst, pu, u) - arc(inst, u, nu)))
             if delta < -w.eps and (not timed or (win_between(s, inst, pv, u, nv)
@@ -1109,8 +1109,8 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
         head_u = w.pre[u] - qu
         new_v = w.pre[v] + (load_u - head_u)
         new_u = head_u + (load_v - w.pre[v])
-        if _tails_fit(w, i + 1 + Lu - j, j + Lv - i - 1, new_v, load_v, new_u, load_u, held, &pd) and not (
-                early_out and not (win_may_join(s, inst, v, u) and win_may_join(s, inst, pu, nv))):
+        if _tails_fit(w, i + 1 + Lu - j, j + Lv - i - 1, new_v, load_v, new_u, load_u, held, &pd) and (
+                not early_out or (win_may_join(s, inst, v, u) and win_may_join(s, inst, pu, nv))):
             # an emptied route (depot straight to END) costs nothing
             delta = pd + (arc(inst, v, u) + _gap(inst, pu, nv) - arc(inst, v, nv) - arc(inst, pu, u))
             if delta < -w.eps and (not timed or (win_join(s, inst, v, u)
@@ -1122,8 +1122,8 @@ cdef int _vrp_try(Work *w, int v) except -1 nogil:
         head_v = w.pre[v] - qv
         new_u = w.pre[u] + (load_v - head_v)
         new_v = head_v + (load_u - w.pre[u])
-        if _tails_fit(w, i + Lu - j - 1, j + 1 + Lv - i, new_v, load_v, new_u, load_u, held, &pd) and not (
-                early_out and not (win_may_join(s, inst, u, v) and win_may_join(s, inst, pv, nu))):
+        if _tails_fit(w, i + Lu - j - 1, j + 1 + Lv - i, new_v, load_v, new_u, load_u, held, &pd) and (
+                not early_out or (win_may_join(s, inst, u, v) and win_may_join(s, inst, pv, nu))):
             delta = pd + (arc(inst, u, v) + _gap(inst, pv, nu) - arc(inst, pv, v) - arc(inst, u, nu))
             if delta < -w.eps and (not timed or (win_join(s, inst, u, v)
                                                  and win_join(s, inst, pv, nu))):

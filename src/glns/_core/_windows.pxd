@@ -48,6 +48,20 @@ cdef inline double win_leave(const Sol *s, const Inst *inst, int a) noexcept nog
     return s.early[a] + inst.service[a]
 
 
+cdef inline double win_latest(const Sol *s, const Inst *inst, int b) noexcept nogil:
+    """Latest start at routed node b (its route fresh), or at WIN_END the depot's closing."""
+    return inst.due[0] if b == WIN_END else s.late[b]
+
+
+cdef inline void win_fresh_ends(const Sol *s, const Inst *inst, int a, int b) noexcept nogil:
+    """Make fresh the routes of a (a routed node, or 0: a route's start) and b (a routed node
+    or WIN_END), the two ends of a change."""
+    if a != 0:
+        win_fresh(s, inst, s.route_of[a])
+    if b != WIN_END:
+        win_fresh(s, inst, s.route_of[b])
+
+
 cdef inline bint win_visit(const Inst *inst, double *t, int v) noexcept nogil:
     """Arrive at v at t[0]: start service (after waiting) and leave; t[0] becomes the departure.
     False when the service would start after v's due time."""
@@ -63,9 +77,7 @@ cdef inline bint win_visit(const Inst *inst, double *t, int v) noexcept nogil:
 cdef inline bint win_reach(const Sol *s, const Inst *inst, int a, double t, int b) noexcept nogil:
     """Leaving node a (0: the depot) at t, the route can go on to b as it is: b routed (its route
     fresh) or WIN_END, the return to the depot."""
-    if b == WIN_END:
-        return t + travel(inst, a, 0) <= inst.due[0] + inst.time_eps
-    return t + travel(inst, a, b) <= s.late[b] + inst.time_eps
+    return t + travel(inst, a, 0 if b == WIN_END else b) <= win_latest(s, inst, b) + inst.time_eps
 
 
 cdef inline bint win_chain(const Sol *s, const Inst *inst, int a, const int *seq, int m,
@@ -74,10 +86,7 @@ cdef inline bint win_chain(const Sol *s, const Inst *inst, int a, const int *seq
     node or WIN_END) keep every window: O(m). The routes of a and b are made fresh."""
     cdef double t
     cdef int i, prev = a
-    if a != 0:
-        win_fresh(s, inst, s.route_of[a])
-    if b != WIN_END:
-        win_fresh(s, inst, s.route_of[b])
+    win_fresh_ends(s, inst, a, b)
     t = win_leave(s, inst, a)
     for i in range(m):
         t += travel(inst, prev, seq[i])
@@ -114,9 +123,7 @@ cdef inline bint win_between_known(const Sol *s, const Inst *inst, int a, int v,
     if t > inst.due[v] + inst.time_eps:
         return False
     t += inst.service[v] + vb
-    if b == WIN_END:
-        return t <= inst.due[0] + inst.time_eps
-    return t <= s.late[b] + inst.time_eps
+    return t <= win_latest(s, inst, b) + inst.time_eps
 
 
 cdef inline bint win_may_between(const Sol *s, const Inst *inst, int a, int v, int b) noexcept nogil:
@@ -125,26 +132,21 @@ cdef inline bint win_may_between(const Sol *s, const Inst *inst, int a, int v, i
     no earlier than its ready time plus its service, which must be by b's latest start (the
     depot's closing at WIN_END). Travel times are never negative and float sums and max are
     monotone, so where this is False win_between is too, and a move needs no price. The
-    routes of a and b are made fresh."""
+    routes of a and b are made fresh (b's only once a's test passed: most moves fail there)."""
     if a != 0:
         win_fresh(s, inst, s.route_of[a])
     if win_leave(s, inst, a) > inst.due[v] + inst.time_eps:
         return False
-    if b == WIN_END:
-        return inst.ready[v] + inst.service[v] <= inst.due[0] + inst.time_eps
-    win_fresh(s, inst, s.route_of[b])
-    return inst.ready[v] + inst.service[v] <= s.late[b] + inst.time_eps
+    if b != WIN_END:
+        win_fresh(s, inst, s.route_of[b])
+    return inst.ready[v] + inst.service[v] <= win_latest(s, inst, b) + inst.time_eps
 
 
 cdef inline bint win_may_join(const Sol *s, const Inst *inst, int a, int b) noexcept nogil:
     """A necessary condition of win_join(s, inst, a, b) from the times alone: a's earliest
     departure is by b's latest start (see win_may_between). The routes made fresh."""
-    if a != 0:
-        win_fresh(s, inst, s.route_of[a])
-    if b == WIN_END:
-        return win_leave(s, inst, a) <= inst.due[0] + inst.time_eps
-    win_fresh(s, inst, s.route_of[b])
-    return win_leave(s, inst, a) <= s.late[b] + inst.time_eps
+    win_fresh_ends(s, inst, a, b)
+    return win_leave(s, inst, a) <= win_latest(s, inst, b) + inst.time_eps
 
 
 cdef inline bint win_bounded(const Inst *inst) noexcept nogil:
@@ -165,9 +167,7 @@ cdef inline bint win_may_take(const Sol *s, const Inst *inst, int a, int v, int 
     if t > inst.due[v] + inst.time_eps:
         return False
     t += inst.service[v] + distance_below(inst, v, 0 if b == WIN_END else b)
-    if b == WIN_END:
-        return t <= inst.due[0] + inst.time_eps
-    return t <= s.late[b] + inst.time_eps
+    return t <= win_latest(s, inst, b) + inst.time_eps
 
 
 cdef bint win_insert_ok(const Sol *s, const Inst *inst, int v, int r, int pos) noexcept nogil
