@@ -611,16 +611,39 @@ cdef void _reverse(Work *w, int r, int lo, int hi) noexcept nogil:
 
 # -- time windows: a move that improves is taken only if it keeps every window. Moves between
 # routes are checked in O(1) from the routes' forward/backward times (_windows.pxd); moves
-# inside one route (relocate, reversal) change the times of everything between their ends and
-# are checked from scratch, O(route). (END and WIN_END are the same value, -1.)
+# that rewrite a route (relocate and reversal inside one, SWAP*, strings) change the times of
+# everything between their ends and are checked over that stretch (_rewritten_in_time). (END
+# and WIN_END are the same value, -1.)
+
+cdef bint _rewritten_in_time(Work *w, int r, const int *seq, int m) noexcept nogil:
+    """Route r rewritten as seq[0:m] keeps every time window. The solution's routes keep
+    theirs, so where seq has r's length only the stretch that differs from r is walked
+    (win_chain): before it the times are r's (early[]), after it r's latest starts hold
+    (late[]). O(stretch), where a check from scratch (win_sequence_ok) reads the travel times
+    of the whole route."""
+    cdef const int *row = &w.s.nodes[r * w.s.stride]
+    cdef int f = 0, g = m - 1
+    if m != w.s.length[r]:
+        return win_sequence_ok(w.inst, seq, m)
+    while f < m and seq[f] == row[f]:
+        f += 1
+    if f == m:
+        return True
+    while seq[g] == row[g]:
+        g -= 1
+    return win_chain(w.s, w.inst, seq[f - 1] if f > 0 else 0, &seq[f], g - f + 1,
+                     seq[g + 1] if g < m - 1 else WIN_END)
+
 
 cdef bint _reverse_in_time(Work *w, int r, int lo, int hi) noexcept nogil:
-    """Route r with positions lo..hi reversed keeps every time window."""
+    """Route r with positions lo..hi reversed keeps every time window: the reversed stretch
+    walked between its two neighbours (_rewritten_in_time's stretch, built directly)."""
     cdef const int *row = &w.s.nodes[r * w.s.stride]
     cdef int i, L = w.s.length[r]
-    for i in range(L):
-        w.tmp[i] = row[lo + hi - i] if lo <= i <= hi else row[i]
-    return win_sequence_ok(w.inst, w.tmp, L)
+    for i in range(hi - lo + 1):
+        w.tmp[i] = row[hi - i]
+    return win_chain(w.s, w.inst, row[lo - 1] if lo > 0 else 0, w.tmp, hi - lo + 1,
+                     row[hi + 1] if hi < L - 1 else WIN_END)
 
 
 cdef bint _relocate_in_time(Work *w, int v, int u, bint after) noexcept nogil:
@@ -638,19 +661,24 @@ cdef bint _relocate_in_time(Work *w, int v, int u, bint after) noexcept nogil:
                         row[i + 1] if i < s.length[rv] - 1 else WIN_END):
             return False
         return win_between(s, w.inst, u, v, nu) if after else win_between(s, w.inst, pu, v, u)
-    for i in range(L):
-        x = row[i]
-        if x == v:
-            continue
-        if x == u and not after:
-            w.tmp[m] = v
-            m += 1
-        w.tmp[m] = x
+    # within the route only the stretch between v's and u's places changes (the caller never
+    # moves v to where it is): it is walked between its two neighbours, as _rewritten_in_time
+    # would find them
+    i = sol_pos(s, v)
+    cdef int lo = min(i, j + 1 if after else j), hi = max(i, j if after else j - 1)
+    cdef int a = row[lo - 1] if lo > 0 else 0
+    cdef int b = row[hi + 1] if hi < L - 1 else WIN_END
+    if i > j:                           # v first, then what lay between
+        w.tmp[m] = v
         m += 1
-        if x == u and after:
-            w.tmp[m] = v
+    for x in range(lo, hi + 1):
+        if row[x] != v:
+            w.tmp[m] = row[x]
             m += 1
-    return win_sequence_ok(w.inst, w.tmp, m)
+    if i < j:                           # what lay between, then v
+        w.tmp[m] = v
+        m += 1
+    return win_chain(s, w.inst, a, w.tmp, m, b)
 
 
 cdef int _try_reverse(Work *w, int r, int lo, int hi) noexcept nogil:
@@ -830,7 +858,7 @@ cdef int _try_swap_star(Work *w, int v, int u, double rem_v) noexcept nogil:
     """SWAP* (Vidal 2022) of customers v and u of different routes: v goes to its cheapest
     position in u's route without u, u to its cheapest in v's route without v (loads checked
     by the caller). Applied if it improves (and, with windows, both new routes keep them:
-    checked from scratch, O(route), only for an improving move); 1 if it was."""
+    checked over the stretch each changes, only for an improving move); 1 if it was."""
     cdef Sol *s = w.s
     cdef const Inst *inst = w.inst
     cdef int rv = s.route_of[v], ru = s.route_of[u]
@@ -847,7 +875,7 @@ cdef int _try_swap_star(Work *w, int v, int u, double rem_v) noexcept nogil:
     cdef int *t2 = &w.tmp[s.stride]
     m1 = _swap_star_seq(s, rv, v, u, at_u, t1)
     m2 = _swap_star_seq(s, ru, u, v, at_v, t2)
-    if inst.timed and not (win_sequence_ok(inst, t1, m1) and win_sequence_ok(inst, t2, m2)):
+    if inst.timed and not (_rewritten_in_time(w, rv, t1, m1) and _rewritten_in_time(w, ru, t2, m2)):
         return 0
     cdef int i = sol_pos(s, v), j = sol_pos(s, u), Lv = s.length[rv], Lu = s.length[ru]
     cdef const int *rowv = &s.nodes[rv * s.stride]
@@ -960,7 +988,7 @@ cdef int _try_string(Work *w, int v, int u, const StringCut *c, bint after, bint
     cdef int *t2 = &w.tmp[s.stride]
     if ru == rv:
         m1 = _string_seq(s, rv, a, b, u, after, piece, l, t1)
-        if inst.timed and not win_sequence_ok(inst, t1, m1):
+        if inst.timed and not _rewritten_in_time(w, rv, t1, m1):
             return 0
         sol_mark(s, rv)
         _rewrite(w, rv, t1, m1)

@@ -110,8 +110,10 @@ cdef void _timed_positions(const Sol *s, const Inst *inst, int v, int r, int fir
             known = False
             a = b
             continue
-        if not known or not inst.symmetric:
+        if not inst.symmetric:
             av = dist(inst, a, v)
+        elif not known:                 # the same float from v's row: one row stays in cache
+            av = dist(inst, v, a)
         vb = dist(inst, v, b) if b != END else close_cost(inst, v)
         delta = av + vb - arc(inst, a, b)
         tight = False

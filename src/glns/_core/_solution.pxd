@@ -108,8 +108,6 @@ cdef void sol_drop_empty(Sol *s) noexcept nogil
 cdef double sol_cost(Sol *s, const Inst *inst) noexcept nogil
 cdef double sol_cost_full(const Sol *s, const Inst *inst) noexcept nogil
 cdef double removal_delta(const Sol *s, const Inst *inst, int v) noexcept nogil
-cdef double insertion_delta(const Sol *s, const Inst *inst, int v, int r, int pos) noexcept nogil
-cdef double new_route_cost(const Inst *inst, int v) noexcept nogil
 cdef int sol_random_init(Sol *s, const Inst *inst, uint64_t *rng) except -1 nogil
 
 cdef object sol_to_py(const Sol *s, const Inst *inst)
@@ -119,3 +117,29 @@ cdef object sol_load(Sol *s, const Inst *inst, object routes, bint complete,
 cdef class Solution:
     cdef Sol s
     cdef CoreInstance inst
+
+
+cdef inline double new_route_cost(const Inst *inst, int v) noexcept nogil:
+    """Cost of a new route serving only v."""
+    return arc(inst, 0, v) + arc(inst, v, END)
+
+
+cdef inline double insertion_delta(const Sol *s, const Inst *inst, int v, int r, int pos) noexcept nogil:
+    """Change of cost when node v is put at index pos of route r. Inline: the repairs price
+    positions with it in their loops."""
+    cdef int L = s.length[r]
+    cdef const int *row = &s.nodes[r * s.stride]
+    cdef int a, b
+    if is_tour(inst):
+        if L == 0:
+            return dist(inst, v, v)
+        a = row[pos - 1] if pos > 0 else row[L - 1]
+        b = row[pos] if pos < L else row[0]
+        return dist(inst, a, v) + dist(inst, v, b) - dist(inst, a, b)
+    if L == 0:
+        return new_route_cost(inst, v)
+    a = row[pos - 1] if pos > 0 else 0
+    b = row[pos] if pos < L else END
+    # with symmetric distances d(a, v) is read from v's row, the same float: a scan over many
+    # positions then keeps one matrix row in cache
+    return (dist(inst, v, a) if inst.symmetric else arc(inst, a, v)) + arc(inst, v, b) - arc(inst, a, b)

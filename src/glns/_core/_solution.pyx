@@ -617,29 +617,6 @@ cdef double removal_delta(const Sol *s, const Inst *inst, int v) noexcept nogil:
     return arc(inst, a, b) - arc(inst, a, v) - arc(inst, v, b)
 
 
-cdef double insertion_delta(const Sol *s, const Inst *inst, int v, int r, int pos) noexcept nogil:
-    """Change of cost when node v is put at index pos of route r."""
-    cdef int L = s.length[r]
-    cdef const int *row = &s.nodes[r * s.stride]
-    cdef int a, b
-    if is_tour(inst):
-        if L == 0:
-            return dist(inst, v, v)
-        a = row[pos - 1] if pos > 0 else row[L - 1]
-        b = row[pos] if pos < L else row[0]
-        return dist(inst, a, v) + dist(inst, v, b) - dist(inst, a, b)
-    if L == 0:
-        return new_route_cost(inst, v)
-    a = row[pos - 1] if pos > 0 else 0
-    b = row[pos] if pos < L else END
-    return arc(inst, a, v) + arc(inst, v, b) - arc(inst, a, b)
-
-
-cdef double new_route_cost(const Inst *inst, int v) noexcept nogil:
-    """Cost of a new route serving only v."""
-    return arc(inst, 0, v) + arc(inst, v, END)
-
-
 cdef int sol_random_init(Sol *s, const Inst *inst, uint64_t *rng) except -1 nogil:
     """The initial solution (docs/method.md): a random permutation; for VRP cut greedily into
     capacity-feasible routes."""

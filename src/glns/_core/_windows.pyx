@@ -37,15 +37,6 @@ cdef void win_refresh(Sol *s, const Inst *inst, int r) noexcept nogil:
     s.tstale[r] = 0
 
 
-cdef bint win_insert_ok(const Sol *s, const Inst *inst, int v, int r, int pos) noexcept nogil:
-    """Node v put at index pos of route r keeps every window (O(1) once r is fresh)."""
-    cdef const int *row = &s.nodes[r * s.stride]
-    cdef int L = s.length[r]
-    win_fresh(s, inst, r)
-    return win_between(s, inst, row[pos - 1] if pos > 0 else 0, v,
-                       row[pos] if pos < L else WIN_END)
-
-
 cdef int win_violation(const Inst *inst, const int *seq, int m, int *node,
                        double *when) noexcept nogil:
     """The first window a route visiting seq[0:m] breaks: 0 none; 1 service at node[0] would
