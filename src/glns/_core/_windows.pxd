@@ -103,19 +103,8 @@ cdef inline bint win_join(const Sol *s, const Inst *inst, int a, int b) noexcept
 
 
 cdef inline bint win_between(const Sol *s, const Inst *inst, int a, int v, int b) noexcept nogil:
-    """Node v put between a and b keeps every window: an insertion. O(1). win_chain's floats,
-    with both travel times read from v's row of the matrix where travel is symmetric (a
-    repair asks this of one node at many places)."""
-    cdef double t
-    win_fresh_ends(s, inst, a, b)
-    t = win_leave(s, inst, a)
-    if inst.dur == NULL and inst.symmetric:
-        t += travel(inst, v, a)
-    else:
-        t += travel(inst, a, v)
-    if not win_visit(inst, &t, v):
-        return False
-    return win_reach(s, inst, v, t, b)
+    """Node v put between a and b keeps every window: an insertion. O(1)."""
+    return win_chain(s, inst, a, &v, 1, b)
 
 
 cdef inline bint win_between_known(const Sol *s, const Inst *inst, int a, int v, int b,
@@ -182,11 +171,10 @@ cdef inline bint win_may_take(const Sol *s, const Inst *inst, int a, int v, int 
 
 
 cdef inline bint win_insert_ok(const Sol *s, const Inst *inst, int v, int r, int pos) noexcept nogil:
-    """Node v put at index pos of route r keeps every window (O(1) once r is fresh). Inline:
-    the regret repair asks it of every pending node after each insertion."""
+    """Node v put at index pos of route r keeps every window (O(1); win_between makes r fresh).
+    Inline: the regret repair asks it of every pending node after each insertion."""
     cdef const int *row = &s.nodes[r * s.stride]
     cdef int L = s.length[r]
-    win_fresh(s, inst, r)
     return win_between(s, inst, row[pos - 1] if pos > 0 else 0, v,
                        row[pos] if pos < L else WIN_END)
 
