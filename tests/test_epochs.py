@@ -157,3 +157,41 @@ def test_the_elite_pool_reaches_the_core():
     settings = glns.SolveParams(epochs=Epochs(elite=4)).to_core(100, time_limit=1.0)
     assert settings.epoch_elite == 4
     assert glns.SolveParams().to_core(100, time_limit=1.0).epoch_elite == 1
+
+
+# --- crossover of the best and an elite solution (Epochs.crossover) ----------------------------
+
+@pytest.mark.parametrize("kind, initial, seed", [("cvrp", "random", 0), ("ovrp", "random", 0),
+                                                  ("vrptw", "auto", 5), ("cvrp", "random", 10)])
+def test_the_reference_loop_replays_the_crossover(kind, initial, seed):
+    problem = make_problem(kind, 16, 2, capacity=20)
+    params = glns.SolveParams(epochs=Epochs(first=1.5, growth=1.3, elite=3, crossover=2),
+                              initial=initial, temperature=AutoTemperature(worse=0.05))
+    native, ref = _replay(problem, kind, seed, params)
+    # with these seeds a child beats the best at one epoch start or more
+    assert ref["restarts"] >= 5 and ref["crossovers"] >= 1, (ref["restarts"], ref["crossovers"])
+    assert np.all(np.diff(native.best_curve) <= 0)
+
+
+def test_a_crossover_on_a_tour_is_ignored():
+    problem = make_problem("tsp", 30, 5, capacity=20)
+    kwargs = dict(time_limit=0.2, seed=4)
+    pool = glns.solve(problem, **kwargs, params=glns.SolveParams(epochs=Epochs(first=2.0, elite=4)))
+    cross = glns.solve(problem, **kwargs, params=glns.SolveParams(epochs=Epochs(first=2.0, elite=4,
+                                                                                crossover=2)))
+    m = min(pool.iterations, cross.iterations) - 1
+    np.testing.assert_array_equal(pool.current_curve[:m], cross.current_curve[:m])
+
+
+@pytest.mark.parametrize("bad", [dict(crossover=2), dict(crossover=2, elite=1), dict(crossover=5, elite=2),
+                                 dict(crossover=-1, elite=2), dict(crossover=True, elite=2),
+                                 dict(crossover=1.0, elite=2)])
+def test_a_crossover_needs_a_pool_and_a_level(bad):
+    with pytest.raises(ValueError, match="crossover"):
+        Epochs(**bad)
+
+
+def test_the_crossover_reaches_the_core():
+    settings = glns.SolveParams(epochs=Epochs(elite=4, crossover=3)).to_core(100, time_limit=1.0)
+    assert settings.epoch_crossover == 3 and settings.epoch_elite == 4
+    assert glns.SolveParams().to_core(100, time_limit=1.0).epoch_crossover == 0

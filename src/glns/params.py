@@ -243,6 +243,13 @@ class Epochs:
         best of distinct cost, are kept, and each later epoch begins from one of them or from
         the best solution, drawn uniformly from the run's stream, rather than always from the
         best. With 1, every later epoch begins from the best.
+    crossover : int, default 0
+        With an elite pool (``elite`` >= 2) on a VRP, 1-4: each later epoch tries 20
+        route-exchange children of the best solution and a pool member drawn uniformly
+        (docs/method.md, "Epochs"), whose moved customers the local search improves at this
+        level (a repair's ``local_search`` setting), and begins from the cheapest when it
+        costs less than the best (which it then becomes), else from the best. 0: no
+        crossover. Ignored on a TSP.
 
     Raises
     ------
@@ -255,6 +262,7 @@ class Epochs:
     temperature: float = 1.0
     starts: int = 1
     elite: int = 1
+    crossover: int = 0
 
     def __post_init__(self) -> None:
         if not (self.first > 0 and math.isfinite(self.first)):
@@ -265,6 +273,11 @@ class Epochs:
             raise ValueError(f"starts must be an integer >= 1, got {self.starts!r}")
         if isinstance(self.elite, bool) or not isinstance(self.elite, int) or self.elite < 1:
             raise ValueError(f"elite must be an integer >= 1, got {self.elite!r}")
+        if (isinstance(self.crossover, bool) or not isinstance(self.crossover, int)
+                or not 0 <= self.crossover <= 4):
+            raise ValueError(f"crossover must be an integer in 0..4 (a local-search level), got {self.crossover!r}")
+        if self.crossover and self.elite < 2:
+            raise ValueError(f"crossover needs an elite pool (elite >= 2), got elite={self.elite}")
         if not (self.temperature >= 0 and math.isfinite(self.temperature)):
             raise ValueError(f"temperature must be finite and >= 0, got {self.temperature}")
 
@@ -611,5 +624,6 @@ class SolveParams:
                            epoch_temperature=self.epochs.temperature if self.epochs else 0.0,
                            epoch_starts=self.epochs.starts if self.epochs else 1,
                            epoch_elite=self.epochs.elite if self.epochs else 1,
+                           epoch_crossover=self.epochs.crossover if self.epochs else 0,
                            open_ended=open_ended, trace_limit=trace_limit,
                            load_penalty=self.load_penalty_share(customers_per_route, n_customers))

@@ -16,7 +16,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from glns._core._alns import REFERENCE_GRANULAR
+from glns._core._alns import CROSSOVER_TRIES, REFERENCE_GRANULAR
+from glns.operators.library.crossover import route_crossover
 from glns.operators.library.local_search import LoadPenalty, local_search as twin_local_search
 from glns.operators.library.repair import blink_insertion
 from glns.params import FixedTemperature, SolveParams
@@ -90,7 +91,8 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
 
     Returns the same statistics as the core: best/current curves, per-operator calls,
     outcomes, weights, fitness, and the synergy matrix; and how many epochs began from an
-    elite solution other than the best (``epochs_from_elite``, Epochs.elite).
+    elite solution other than the best (``epochs_from_elite``, Epochs.elite), and how many from
+    a crossover's child (``crossovers``, Epochs.crossover).
     """
     params = params or SolveParams()
     rng = SplitMix64(seed)
@@ -155,7 +157,7 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
             elite[worst] = (cost, copy.deepcopy(sol))
     stall = (max(1, int(params.restart.stall * iterations))
              if params.restart and iterations > 0 and not timed else None)
-    since_anchor = restarts = from_elite = 0
+    since_anchor = restarts = from_elite = crossovers = 0
     best_curve, cur_curve = [], []
     for it in range(iterations):
         if stall is not None and since_anchor >= stall:
@@ -182,7 +184,23 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
             # the next epoch: from the best solution (or one drawn from the best and the elite
             # of earlier epochs' ends), cooling from epochs.temperature * T0
             start, start_cost = best, best_cost
-            if epochs.elite > 1:
+            if epochs.elite > 1 and epochs.crossover and problem.has_depot:
+                offer_elite(cur_cost, cur)
+                for _ in range(CROSSOVER_TRIES):     # the cheapest child below the best
+                    j = rng.randrange(len(elite))
+                    if elite[j][0] == best_cost:
+                        continue
+                    child = route_crossover(best, elite[j][1], data, rng, problem.core.near,
+                                            epochs.crossover, getattr(problem, "vehicles", None))
+                    if child is None or (problem.timed and problem.violation(child) is not None):
+                        continue
+                    child_cost = solution_cost(problem, child)
+                    if child_cost < start_cost:
+                        start, start_cost = child, child_cost
+                if start is not best:
+                    crossovers += 1
+                    best, best_cost = copy.deepcopy(start), start_cost
+            elif epochs.elite > 1:
                 offer_elite(cur_cost, cur)
                 j = rng.randrange(len(elite) + 1)
                 if j < len(elite):
@@ -240,6 +258,7 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
         "repair_fitness": np.array(fr), "destroy_outcomes": np.array(out_d).reshape(nd, 4),
         "repair_outcomes": np.array(out_r).reshape(nr, 4), "synergy": synergy,
         "initial_temperature": t0, "restarts": restarts, "epochs_from_elite": from_elite,
+        "crossovers": crossovers,
         "load_penalty": None if penalty is None or not penalty.stats["searches"]
         else {"weight": penalty.weight, **penalty.stats},
     }

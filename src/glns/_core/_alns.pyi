@@ -10,6 +10,7 @@ class OperatorTimeout(BaseException):
     """Raised inside a Python operator that ran past its time limit."""
 
 REFERENCE_GRANULAR: tuple[int, int]
+CROSSOVER_TRIES: int
 
 def reference_cost(inst: CoreInstance, seed: int = 0) -> float: ...
 def check_sync(on: bool) -> None: ...

@@ -39,6 +39,7 @@ from glns._core._local_search cimport LoadPenalty
 from glns._core._repair cimport blink_insertion, ORDER_RANDOM
 from glns._core._kind cimport is_tour
 from glns._core._windows cimport win_route_ok
+from glns._core._crossover cimport route_crossover
 from glns._core._settings cimport RunSettings, FixedSchedule, AutoSchedule
 from glns._core._result cimport OperatorRecord, RunResult
 from glns._core._trace cimport Trace, trace_init, trace_free, trace_iteration, trace_best, trace_arrays
@@ -352,6 +353,49 @@ cdef const Sol *_elite_pick(const Elite *e, const Sol *best, uint64_t *rng) noex
     return best if j == e.n else &e.sols[j]
 
 
+cdef enum:
+    # Children tried at each epoch start with Epochs.crossover
+    _CROSSOVER_TRIES = 20
+
+#: children tried at each epoch start with Epochs.crossover (the twin, glns.reference, reads it)
+CROSSOVER_TRIES = _CROSSOVER_TRIES
+
+
+cdef bint _crossover_start(Sol *cur, Sol *cand, Sol *child, const Sol *best, const Elite *e,
+                           const Inst *c, int level, double deadline,
+                           uint64_t *rng) except -1 nogil:
+    """The next epoch's start with Epochs.crossover: the cheapest of _CROSSOVER_TRIES children
+    of the best and a pool member drawn uniformly (_crossover.route_crossover) when it costs
+    less than the best, else the best. A draw of a member that costs the same as the best, a
+    child that needs more routes than the fleet and one that breaks a window (travel times
+    that break the triangle inequality) count as tries. Returns whether a child won. The pool
+    is not empty."""
+    cdef int j, t, k
+    cdef bint won = False
+    cdef bint ok
+    cdef double bar = best.cost
+    for t in range(_CROSSOVER_TRIES):
+        j = rng_below(rng, e.n)
+        if e.cost[j] == best.cost or route_crossover(child, best, &e.sols[j], c, level, deadline, rng):
+            continue
+        ok = True
+        if c.timed:
+            for k in range(child.n_routes):
+                if not win_route_ok(child, c, child.order[k]):
+                    ok = False
+                    break
+        if ok and child.cost < bar:
+            sol_copy(cur, child, c)
+            bar = child.cost
+            won = True
+    if not won:
+        _back_to_best(cur, cand, best, c)
+        return False
+    sol_copy(cand, cur, c)
+    sol_unmark(cur)
+    return True
+
+
 cdef int64_t _total_demand(const Inst *c) noexcept nogil:
     cdef int64_t total = 0
     cdef int v
@@ -365,6 +409,7 @@ cdef class _Run:
     cdef Sol cur, cand, best
     cdef Sol first      # the caller's initial solution, kept for independent starts
     cdef Elite elite    # the ends of earlier epochs (glns.params.Epochs.elite); empty unless asked for
+    cdef Sol child      # a crossover's child (glns.params.Epochs.crossover); allocated only for it
     cdef int *removed
     cdef int *scratch
     cdef Trace trace
@@ -386,6 +431,7 @@ cdef class _Run:
         PyMem_Free(self.scratch)
         trace_free(&self.trace)
         _elite_free(&self.elite)
+        sol_free(&self.child)
 
 
 cdef enum:
@@ -533,6 +579,8 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
                 sol_copy(&run.first, &run.cur, c)
             if settings.epoch_elite > 1:
                 _elite_alloc(&run.elite, settings.epoch_elite, c)
+                if settings.epoch_crossover > 0 and not is_tour(c):
+                    sol_alloc(&run.child, c)
         else:
             alpha = 1.0
             time_schedule = time_limit > 0
@@ -643,8 +691,24 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
                         break
             elif epoch_schedule and it >= epoch_end:
                 # the next epoch: from the best solution (or one drawn from the best and the
-                # elite of earlier epochs' ends), cooling from epoch_temperature * T0
-                if run.elite.cap > 0:
+                # elite of earlier epochs' ends, or a crossover of the best and one of them),
+                # cooling from epoch_temperature * T0
+                if run.elite.cap > 0 and settings.epoch_crossover > 0 and not is_tour(c):
+                    _elite_offer(&run.elite, &run.cur, c)
+                    if _crossover_start(&run.cur, &run.cand, &run.child, &run.best, &run.elite, c,
+                                        settings.epoch_crossover, deadline, &rng):
+                        # the child costs less than the best: a new best before the epoch's
+                        # first iteration
+                        sol_copy(&run.best, &run.cur, c)
+                        since_best = 0
+                        trace_best(&run.trace, it, now() - t_start, run.best.cost)
+                        if want_best:
+                            with gil:
+                                stop = _ask(monitor.best, (sol_to_py(&run.best, c), run.best.cost,
+                                                           it, now() - t_start), pending)
+                            if stop != STOP_NONE:
+                                break
+                elif run.elite.cap > 0:
                     _elite_offer(&run.elite, &run.cur, c)
                     _back_to_best(&run.cur, &run.cand, _elite_pick(&run.elite, &run.best, &rng), c)
                 else:

@@ -31,5 +31,6 @@ cdef class RunSettings:
     cdef readonly double epoch_temperature     # a later epoch's start temperature, times T0
     cdef readonly int epoch_starts             # the first this many epochs are independent starts
     cdef readonly int epoch_elite              # > 1: later epochs start from a pool of this many epochs' ends and the best
+    cdef readonly int epoch_crossover          # > 0: ... from a crossover of the best and a pool member, searched at this level
     cdef readonly double load_penalty   # > 0: penalised loads, the share of searches to end feasible
     cdef readonly int64_t trace_limit   # statistics: most samples kept (_trace.pxd); -1 all, 0 none

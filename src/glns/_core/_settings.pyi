@@ -55,11 +55,13 @@ class RunSettings:
     def epoch_starts(self) -> int: ...
     @property
     def epoch_elite(self) -> int: ...
+    @property
+    def epoch_crossover(self) -> int: ...
     def __init__(self, *, k_min: int, k_max: int, decay: float, scores: Sequence[float],
                  temperature: FixedSchedule | AutoSchedule, adaptive: bool,
                  iterations: int | None, time_limit: float | None,
                  no_improvement: int | None, restart_stall: float = 0.0,
                  restart_temperature: float = 0.0, epoch_iterations: int = 0,
                  epoch_growth: float = 1.0, epoch_temperature: float = 0.0, epoch_starts: int = 1,
-                 epoch_elite: int = 1, open_ended: bool = False,
+                 epoch_elite: int = 1, epoch_crossover: int = 0, open_ended: bool = False,
                  trace_limit: int = -1, load_penalty: float = 0.0) -> None: ...

@@ -37,7 +37,7 @@ cdef class RunSettings:
     def __init__(self, *, int k_min, int k_max, double decay, scores, temperature, bint adaptive,
                  iterations, time_limit, no_improvement, double restart_stall=0.0,
                  double restart_temperature=0.0, int64_t epoch_iterations=0, double epoch_growth=1.0,
-                 double epoch_temperature=0.0, int epoch_starts=1, int epoch_elite=1, bint open_ended=False, int64_t trace_limit=-1,
+                 double epoch_temperature=0.0, int epoch_starts=1, int epoch_elite=1, int epoch_crossover=0, bint open_ended=False, int64_t trace_limit=-1,
                  double load_penalty=0.0):
         if k_min < 1 or k_max < k_min:
             raise ValueError(f"invalid destroy range {k_min}..{k_max}")
@@ -68,14 +68,16 @@ cdef class RunSettings:
         self.restart_stall = restart_stall
         self.restart_temperature = restart_temperature
         if (epoch_iterations < 0 or not epoch_growth >= 1 or epoch_temperature < 0
-                or epoch_starts < 1 or epoch_elite < 1):
+                or epoch_starts < 1 or epoch_elite < 1 or not 0 <= epoch_crossover <= 4
+                or (epoch_crossover > 0 and epoch_elite < 2)):
             raise ValueError(f"invalid epochs ({epoch_iterations}, {epoch_growth}, "
-                             f"{epoch_temperature}, {epoch_starts}, {epoch_elite})")
+                             f"{epoch_temperature}, {epoch_starts}, {epoch_elite}, {epoch_crossover})")
         self.epoch_iterations = epoch_iterations
         self.epoch_growth = epoch_growth
         self.epoch_temperature = epoch_temperature
         self.epoch_starts = epoch_starts
         self.epoch_elite = epoch_elite
+        self.epoch_crossover = epoch_crossover
         if trace_limit < -1 or 0 < trace_limit < 2:
             raise ValueError(f"trace_limit must be -1 (every iteration), 0 (nothing) or >= 2, got {trace_limit}")
         self.trace_limit = trace_limit
@@ -108,4 +110,4 @@ cdef class RunSettings:
                 f"restart_stall={self.restart_stall!r}, restart_temperature={self.restart_temperature!r}, "
                 f"epoch_iterations={self.epoch_iterations!r}, epoch_growth={self.epoch_growth!r}, "
                 f"epoch_temperature={self.epoch_temperature!r}, epoch_starts={self.epoch_starts!r}, "
-                f"epoch_elite={self.epoch_elite!r})")
+                f"epoch_elite={self.epoch_elite!r}, epoch_crossover={self.epoch_crossover!r})")

@@ -13,3 +13,4 @@ finds twins by that name.
 from glns.operators.library import destroy as destroy
 from glns.operators.library import repair as repair
 from glns.operators.library import local_search as local_search
+from glns.operators.library import crossover as crossover
