@@ -195,3 +195,20 @@ def test_the_crossover_reaches_the_core():
     settings = glns.SolveParams(epochs=Epochs(elite=4, crossover=3)).to_core(100, time_limit=1.0)
     assert settings.epoch_crossover == 3 and settings.epoch_elite == 4
     assert glns.SolveParams().to_core(100, time_limit=1.0).epoch_crossover == 0
+
+
+def test_a_child_that_beats_the_best_is_reported_as_a_new_best():
+    problem = make_problem("cvrp", 16, 2, capacity=20)
+    params = glns.SolveParams(epochs=Epochs(first=1.5, growth=1.3, elite=3, crossover=2),
+                              temperature=AutoTemperature(worse=0.05))
+    bests = []
+    result = glns.solve(problem, ["random_removal", "worst_removal"], ["greedy_insertion"],
+                        time_limit=0.05, seed=0, params=params,
+                        callbacks=glns.Callbacks(on_best=lambda s, c, i, t: bests.append((c, s))))
+    costs = [c for c, _ in bests]
+    assert costs and all(b < a for a, b in zip(costs, costs[1:]))
+    assert costs[-1] == result.cost and bests[-1][1] == result.solution
+    assert all(problem.cost(s) == pytest.approx(c) for c, s in bests)
+    # every best the curve shows was reported (children that beat the best included: with this
+    # seed some do, see test_the_reference_loop_replays_the_crossover)
+    assert set(np.unique(result.best_curve)[:-1]) <= set(costs) | {result.best_curve[0]}
