@@ -9,6 +9,7 @@ per test (``GLNS_DECISION_DIR``, emptied before each test).
 
 import os
 import shutil
+import signal
 import tempfile
 
 import numpy as np
@@ -21,6 +22,11 @@ os.environ.setdefault("GLNS_COMPILE", "cached")
 # see the same one; each test empties it)
 _DECISIONS = os.path.join(_CACHE, "test-decisions")
 os.environ["GLNS_DECISION_DIR"] = _DECISIONS
+# The Ctrl-C tests interrupt child processes with SIGINT. A shell without job control starts a
+# background command with SIGINT ignored, its children inherit that, and Python only turns
+# SIGINT into KeyboardInterrupt when it starts with the default: give the children the default.
+if signal.getsignal(signal.SIGINT) is signal.SIG_IGN:
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 import glns
 from glns import datasets
