@@ -526,6 +526,7 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
     cdef int64_t epoch_len = 0, epoch_end = 0
     cdef int starts_left = 0
     cdef bint given = initial is not None
+    cdef bint crossover = False     # epochs begin from crossovers (Epochs.crossover)
     # Initial solution (docs/method.md), or a warm start given by the caller.
     cdef int unused = 0
     if initial is None and c.timed:
@@ -579,7 +580,8 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
                 sol_copy(&run.first, &run.cur, c)
             if settings.epoch_elite > 1:
                 _elite_alloc(&run.elite, settings.epoch_elite, c)
-                if settings.epoch_crossover > 0 and not is_tour(c):
+                crossover = settings.epoch_crossover > 0 and not is_tour(c)
+                if crossover:
                     sol_alloc(&run.child, c)
         else:
             alpha = 1.0
@@ -693,8 +695,9 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
                 # the next epoch: from the best solution (or one drawn from the best and the
                 # elite of earlier epochs' ends, or a crossover of the best and one of them),
                 # cooling from epoch_temperature * T0
-                if run.elite.cap > 0 and settings.epoch_crossover > 0 and not is_tour(c):
+                if run.elite.cap > 0:
                     _elite_offer(&run.elite, &run.cur, c)
+                if crossover:
                     if _crossover_start(&run.cur, &run.cand, &run.child, &run.best, &run.elite, c,
                                         settings.epoch_crossover, deadline, &rng):
                         # the child costs less than the best: a new best before the epoch's
@@ -709,7 +712,6 @@ def run_alns(CoreInstance inst not None, list destroy_ops, list repair_ops,
                             if stop != STOP_NONE:
                                 break
                 elif run.elite.cap > 0:
-                    _elite_offer(&run.elite, &run.cur, c)
                     _back_to_best(&run.cur, &run.cand, _elite_pick(&run.elite, &run.best, &rng), c)
                 else:
                     _back_to_best(&run.cur, &run.cand, &run.best, c)

@@ -3,7 +3,6 @@
 # routes of A that share the most customers with them. An epoch of a run with an elite pool
 # may begin from such a child of the best solution and an earlier epoch's end
 # (glns.params.Epochs.crossover). Plain-Python twin: glns.operators.library.crossover.
-from cpython.mem cimport PyMem_Malloc, PyMem_Free
 from libc.stdint cimport uint64_t
 from libc.stdlib cimport malloc, calloc, free
 

@@ -62,7 +62,6 @@ def route_crossover(a: Sequence[Sequence[int]], b: Sequence[Sequence[int]], prob
     child = [[v for v in route if v not in gone] for route in a]
     child = [route for route in child if route] + [list(b[r]) for r in picked]
     child = regret_insertion(child, left, problem_data, k=2)
-    child = [list(route) for route in child if route]
     if fleet and len(child) > fleet:
         return None
     if level > 0:
