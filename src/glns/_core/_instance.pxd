@@ -13,6 +13,7 @@ cdef class CoreInstance:
     cdef readonly object ready       # float64 (n,): time windows and service times (timed only)
     cdef readonly object due
     cdef readonly object service
+    cdef object _windows             # float64: the block Inst.win points into (32-byte aligned)
     cdef readonly object durations   # float64 (n, n) travel times, or None: travel time = distance
     cdef readonly double route_cost  # fixed cost per route (Inst.depot_fee is half of it)
     cdef readonly int kind

@@ -2,7 +2,7 @@
 import numpy as np
 from libc.stdint cimport int64_t
 from glns._core._kind cimport kind_init
-from glns._core._types cimport Inst, NEAR_COLUMNS
+from glns._core._types cimport Window, Inst, NEAR_COLUMNS
 from glns._core._distance cimport dist, ROUND_EXACT, ROUND_NINT, ROUND_TENTHS, DEPOT_FEE
 from glns._core._windows cimport travel
 from glns._core._grid import coordinate_neighbours, quadrant_candidates
@@ -208,10 +208,11 @@ cdef class CoreInstance:
         return lambda lo, hi: euclidean_rows(xy, lo, hi, rounding)
 
     def _set_windows(self, int n, windows, service, durations, int fleet):
-        """The time data of a timed kind (Inst.ready, due, service, dur, fleet)."""
-        cdef const double[::1] rv, dv, sv
+        """The time data of a timed kind (Inst.win, dur, fleet)."""
+        cdef double[::1] wv
         cdef const double[:, ::1] tv
-        self.c.ready = self.c.due = self.c.service = self.c.dur = NULL
+        self.c.win = NULL
+        self.c.dur = NULL
         self.c.time_eps = 0.0
         self.c.fleet = max(fleet, 0)
         if not self.c.timed:
@@ -225,8 +226,15 @@ cdef class CoreInstance:
         for a in (ready, due, serve):
             a.flags.writeable = False
         self.ready, self.due, self.service = ready, due, serve
-        rv, dv, sv = ready, due, serve
-        self.c.ready, self.c.due, self.c.service = &rv[0], &dv[0], &sv[0]
+        # Inst.win: one 32-byte Window per node, aligned so that none straddles a cache line
+        block = np.empty(4 * n + 4, dtype=np.float64)
+        start = (-block.ctypes.data % 32) // 8
+        packed = block[start:start + 4 * n].reshape(n, 4)
+        packed[:, 0], packed[:, 1], packed[:, 2] = ready, due, serve
+        packed[:, 3] = ready + serve
+        self._windows = block
+        wv = block
+        self.c.win = <const Window *> &wv[start]
         if durations is not None:
             dur = np.array(durations, dtype=np.float64, order="C", copy=True).reshape(n, n)
             dur.flags.writeable = False

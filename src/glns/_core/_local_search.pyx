@@ -618,9 +618,9 @@ cdef void _reverse(Work *w, int r, int lo, int hi) noexcept nogil:
 cdef bint _rewritten_in_time(Work *w, int r, const int *seq, int m) noexcept nogil:
     """Route r rewritten as seq[0:m] keeps every time window. The solution's routes keep
     theirs, so where seq has r's length only the stretch that differs from r is walked
-    (win_chain): before it the times are r's (early[]), after it r's latest starts hold
-    (late[]). O(stretch), where a check from scratch (win_sequence_ok) reads the travel times
-    of the whole route."""
+    (win_chain): before it the times are r's (earliest departures), after it r's latest
+    starts hold. O(stretch), where a check from scratch (win_sequence_ok) reads the travel
+    times of the whole route."""
     cdef const int *row = &w.s.nodes[r * w.s.stride]
     cdef int f = 0, g = m - 1
     if m != w.s.length[r]:

@@ -140,20 +140,20 @@ cdef inline void _time_span(const Sol *s, const Inst *inst, int v, int r, int *f
     route's ends."""
     cdef const int *row = &s.nodes[r * s.stride]
     cdef int L = s.length[r]
-    cdef double leave = inst.ready[v] + inst.service[v] - inst.time_eps
-    cdef double due = inst.due[v] + inst.time_eps
+    cdef double leave = inst.win[v].leave - inst.time_eps
+    cdef double due = inst.win[v].due + inst.time_eps
     cdef int a, mid, lo = first[0], hi = last[0], top = L
     # lo: the first position >= first[0] whose node's latest start is >= leave (L: none). Where
     # windows are tight v's often lies before or after the route's, and the ends tell at once.
-    if lo < L and s.late[row[lo]] < leave:
-        if s.late[row[L - 1]] < leave:
+    if lo < L and s.times[row[lo]].late < leave:
+        if s.times[row[L - 1]].late < leave:
             lo = L
         else:                           # lo < answer <= L - 1
             lo += 1
             top = L - 1
             while lo < top:
                 mid = (lo + top) >> 1
-                if s.late[row[mid]] < leave:
+                if s.times[row[mid]].late < leave:
                     lo = mid + 1
                 else:
                     top = mid
@@ -161,9 +161,9 @@ cdef inline void _time_span(const Sol *s, const Inst *inst, int v, int r, int *f
     # time (or lo itself; last[0] when it is below lo)
     if hi > lo:
         a = row[hi - 1]
-        if s.early[a] + inst.service[a] > due:          # not every position up to last[0]
+        if s.times[a].leave > due:          # not every position up to last[0]
             a = row[lo]
-            if s.early[a] + inst.service[a] > due:      # not even lo + 1
+            if s.times[a].leave > due:      # not even lo + 1
                 hi = lo
             else:                                       # lo + 1 <= answer < last[0]
                 top = hi - 1
@@ -171,7 +171,7 @@ cdef inline void _time_span(const Sol *s, const Inst *inst, int v, int r, int *f
                 while hi < top:
                     mid = (hi + top + 1) >> 1
                     a = row[mid - 1]
-                    if s.early[a] + inst.service[a] <= due:
+                    if s.times[a].leave <= due:
                         hi = mid
                     else:
                         top = mid - 1

@@ -121,7 +121,7 @@ cdef inline bint route_untimely(const RouteBounds *b, const Sol *s, const Inst *
         return False
     if L == 1:
         return True
-    need = 0.5 * (s.troom[r] - inst.service[v]) + inst.time_eps + b.travel_slack + 1e-12
+    need = 0.5 * (s.troom[r] - inst.win[v].service) + inst.time_eps + b.travel_slack + 1e-12
     if need < 0.0:
         return True                         # not even the service fits between two customers
     q = &b.box[4 * r]

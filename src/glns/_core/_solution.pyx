@@ -22,7 +22,7 @@ from libc.stdint cimport int64_t, uint64_t
 from libc.limits cimport INT_MAX
 from operator import index as _as_index
 
-from glns._core._types cimport Inst, Sol
+from glns._core._types cimport Inst, Sol, Times
 from glns._core._kind cimport is_tour, fits, close_cost, load_limit
 from glns._core._rng cimport rng_below
 from glns._core._instance cimport CoreInstance
@@ -164,14 +164,12 @@ cdef int sol_alloc(Sol *s, const Inst *inst) except -1 nogil:
     s.changed_list = NULL
     s.n_changed = 0
     s.lazy_shift = _lazy_shift if is_tour(inst) else INT_MAX
-    s.early = NULL
-    s.late = NULL
+    s.times = NULL
     s.tstale = NULL
     s.troom = NULL
     if inst.timed:
-        s.early = <double *> malloc(max(inst.n, 1) * sizeof(double))
-        s.late = <double *> malloc(max(inst.n, 1) * sizeof(double))
-        if s.early == NULL or s.late == NULL:
+        s.times = <Times *> malloc(max(inst.n, 1) * sizeof(Times))
+        if s.times == NULL:
             with gil:
                 raise MemoryError()
     s.route_of = <int *> malloc(inst.n * sizeof(int))
@@ -207,12 +205,10 @@ cdef void sol_free(Sol *s) noexcept nogil:
     s.own_ok = NULL
     free(s.changed)
     free(s.changed_list)
-    free(s.early)
-    free(s.late)
+    free(s.times)
     free(s.tstale)
     free(s.troom)
-    s.early = NULL
-    s.late = NULL
+    s.times = NULL
     s.tstale = NULL
     s.troom = NULL
     s.changed = NULL
@@ -250,7 +246,7 @@ cdef int sol_reserve_routes(Sol *s, int slots) except -1 nogil:
     _resize(<void **> &s.order, new_slots * sizeof(int))
     _resize(<void **> &s.changed, new_slots * sizeof(char))
     _resize(<void **> &s.changed_list, new_slots * sizeof(int))
-    if s.early != NULL:
+    if s.times != NULL:
         _resize(<void **> &s.tstale, new_slots * sizeof(char))
         _resize(<void **> &s.troom, new_slots * sizeof(double))
     cdef int r
@@ -288,8 +284,7 @@ cdef int sol_copy(Sol *dst, const Sol *src, const Inst *inst) except -1 nogil:
     memcpy(dst.own, src.own, inst.n * sizeof(double))
     memcpy(dst.own_ok, src.own_ok, inst.n * sizeof(char))
     if src.tstale != NULL:     # the time data, valid or not, as it is
-        memcpy(dst.early, src.early, inst.n * sizeof(double))
-        memcpy(dst.late, src.late, inst.n * sizeof(double))
+        memcpy(dst.times, src.times, inst.n * sizeof(Times))
         memcpy(dst.tstale, src.tstale, min(src.route_slots, dst.route_slots) * sizeof(char))
         memcpy(dst.troom, src.troom, min(src.route_slots, dst.route_slots) * sizeof(double))
         for r in range(src.route_slots, dst.route_slots):
@@ -355,8 +350,7 @@ cdef int sol_sync(Sol *dst, Sol *src, const Inst *inst) except -1 nogil:
             dst.tstale[r] = src.tstale[r]
             dst.troom[r] = src.troom[r]
             for j in range(L):
-                dst.early[row[j]] = src.early[row[j]]
-                dst.late[row[j]] = src.late[row[j]]
+                dst.times[row[j]] = src.times[row[j]]
     dst.n_changed = 0
     sol_unmark(src)
     memcpy(dst.order, src.order, src.n_routes * sizeof(int))
@@ -701,10 +695,10 @@ cdef object _window_error(const Inst *inst, const int *row, int L, int r):
     cdef int code = win_violation(inst, row, L, &node, &when)
     if code == 1:
         return (f"route {r}: time window missed at customer {node}: reached at {when:.10g}, "
-                f"after its due time {inst.due[node]:.10g}")
+                f"after its due time {inst.win[node].due:.10g}")
     if code == 2:
         return (f"route {r}: back at the depot at {when:.10g}, after it closes at "
-                f"{inst.due[0]:.10g}")
+                f"{inst.win[0].due:.10g}")
     return None
 
 

@@ -13,6 +13,19 @@ cdef enum:
     KIND_OVRP = 2
     KIND_VRPTW = 3
 
+cdef struct Window:
+    # A node's time window and service together, 32 bytes aligned to 32 (half a cache line):
+    # a window check reads all of one node's, and three arrays cost three lines per node.
+    double ready        # earliest start of service
+    double due          # latest start of service
+    double service      # duration of the service
+    double leave        # ready + service: the earliest departure (the same float)
+
+cdef struct Times:
+    # The time data of a routed node of a timed solution that the checks read (see Sol.times).
+    double leave        # earliest departure: the earliest start of service plus the service
+    double late         # latest start of service
+
 cdef struct Inst:
     int kind            # KIND_TSP / KIND_CVRP / KIND_OVRP / KIND_VRPTW (read it only in _kind.pxd)
     # facts of the kind, set by _kind.kind_init (names as the glns.problems class attributes)
@@ -45,12 +58,11 @@ cdef struct Inst:
                         # insertion: the first n_near columns of neigh, or on a tour from
                         # coordinates the quadrant candidates (CoreInstance, quadrant=True)
     const double *near_d  # n x n_near: dist(v, near[v][c]), stored once (the same floats)
-    # time windows (timed only; else NULL / 0): service at node v starts in [ready[v], due[v]]
-    # and lasts service[v]; the depot's window is the horizon (leave no earlier than ready[0],
-    # be back no later than due[0]). Travel time a -> b is dur[a*n + b], or dist when dur is NULL.
-    const double *ready
-    const double *due
-    const double *service
+    # time windows (timed only; else NULL / 0): service at node v starts in [win[v].ready,
+    # win[v].due] and lasts win[v].service; the depot's window is the horizon (leave no earlier
+    # than win[0].ready, be back no later than win[0].due). Travel time a -> b is dur[a*n + b],
+    # or dist when dur is NULL.
+    const Window *win
     const double *dur
     double time_eps     # tolerance of time comparisons (float sums of decimal times)
     int fleet           # most routes a solution may have (0: unlimited)
@@ -98,12 +110,12 @@ cdef struct Sol:
     int drift
     int exact_below
     int lazy_shift      # shifts of more nodes than this are deferred (INT_MAX: none; VRP)
-    # Time data of a timed instance (NULL otherwise; _windows.pyx): early[v] is the earliest
-    # start of service at routed node v given the nodes before it, late[v] the latest start
-    # that keeps the nodes after it (and the return) within their windows. A route's entries
-    # are valid unless tstale[r]: sol_mark sets it on every write, win_refresh recomputes.
-    double *early
-    double *late
+    # Time data of a timed instance (NULL otherwise; _windows.pyx): times[v].leave is the
+    # earliest departure from routed node v given the nodes before it (its earliest start of
+    # service plus the service), times[v].late the latest start that keeps the nodes after it
+    # (and the return) within their windows. A route's entries are valid unless tstale[r]:
+    # sol_mark sets it on every write, win_refresh recomputes.
+    Times *times
     char *tstale        # per route slot
     double *troom       # per route slot: the most time between two consecutive customers a, b
                         # of the route, late[b] - (early[a] + service[a]) (-inf: fewer than

@@ -3,14 +3,16 @@
 #
 # A route leaves the depot at ready[0], waits at a node it reaches before ready[v], must start
 # service there no later than due[v], serves for service[v], and must be back at the depot by
-# due[0]. For each routed node Sol.early[v] is the earliest start of service given the nodes
-# before it (forward), and Sol.late[v] the latest start that keeps every node after it and the
-# return in their windows (backward); a route is feasible exactly when early[v] <= late[v] at
-# every node. A change that puts a chain of nodes between a routed node a (or the route's start)
-# and a routed node b (or the route's end) is then feasible when the chain, started at
-# early[a] + service[a], stays in its windows and reaches b by late[b]: O(chain), and O(1) for
-# the insertions and inter-route moves of the repairs and the local search (Savelsbergh's
-# forward/backward times, the idea behind the duration segments of HGS-TW and PyVRP).
+# due[0] (Inst.win[v] holds a node's ready, due and service). For each routed node early[v] is
+# the earliest start of service given the nodes before it (forward), and late[v] the latest
+# start that keeps every node after it and the return in their windows (backward); a route is
+# feasible exactly when early[v] <= late[v] at every node. A change that puts a chain of nodes
+# between a routed node a (or the route's start) and a routed node b (or the route's end) is
+# then feasible when the chain, started at a's earliest departure early[a] + service[a], stays
+# in its windows and reaches b by late[b]: O(chain), and O(1) for the insertions and
+# inter-route moves of the repairs and the local search (Savelsbergh's forward/backward times,
+# the idea behind the duration segments of HGS-TW and PyVRP). Sol.times[v] keeps what the
+# checks read, the earliest departure and late[v], side by side: one cache line per node.
 #
 # The data of a route is recomputed (win_refresh, O(route)) on the first check after a write:
 # sol_mark, which every write to a route calls, sets Sol.tstale for it.
@@ -44,13 +46,13 @@ cdef inline double win_leave(const Sol *s, const Inst *inst, int a) noexcept nog
     """Earliest departure from routed node a, or from the depot (a == 0) at a route's start.
     a's route must be fresh."""
     if a == 0:
-        return inst.ready[0]
-    return s.early[a] + inst.service[a]
+        return inst.win[0].ready
+    return s.times[a].leave
 
 
 cdef inline double win_latest(const Sol *s, const Inst *inst, int b) noexcept nogil:
     """Latest start at routed node b (its route fresh), or at WIN_END the depot's closing."""
-    return inst.due[0] if b == WIN_END else s.late[b]
+    return inst.win[0].due if b == WIN_END else s.times[b].late
 
 
 cdef inline void win_fresh_ends(const Sol *s, const Inst *inst, int a, int b) noexcept nogil:
@@ -66,11 +68,11 @@ cdef inline bint win_visit(const Inst *inst, double *t, int v) noexcept nogil:
     """Arrive at v at t[0]: start service (after waiting) and leave; t[0] becomes the departure.
     False when the service would start after v's due time."""
     cdef double start = t[0]
-    if start < inst.ready[v]:
-        start = inst.ready[v]
-    if start > inst.due[v] + inst.time_eps:
+    if start < inst.win[v].ready:
+        start = inst.win[v].ready
+    if start > inst.win[v].due + inst.time_eps:
         return False
-    t[0] = start + inst.service[v]
+    t[0] = start + inst.win[v].service
     return True
 
 
@@ -118,11 +120,11 @@ cdef inline bint win_between_known(const Sol *s, const Inst *inst, int a, int v,
         av = travel(inst, a, v)
         vb = travel(inst, v, 0 if b == WIN_END else b)
     t = win_leave(s, inst, a) + av
-    if t < inst.ready[v]:
-        t = inst.ready[v]
-    if t > inst.due[v] + inst.time_eps:
+    if t < inst.win[v].ready:
+        t = inst.win[v].ready
+    if t > inst.win[v].due + inst.time_eps:
         return False
-    t += inst.service[v] + vb
+    t += inst.win[v].service + vb
     return t <= win_latest(s, inst, b) + inst.time_eps
 
 
@@ -135,11 +137,11 @@ cdef inline bint win_may_between(const Sol *s, const Inst *inst, int a, int v, i
     routes of a and b are made fresh (b's only once a's test passed: most moves fail there)."""
     if a != 0:
         win_fresh(s, inst, s.route_of[a])
-    if win_leave(s, inst, a) > inst.due[v] + inst.time_eps:
+    if win_leave(s, inst, a) > inst.win[v].due + inst.time_eps:
         return False
     if b != WIN_END:
         win_fresh(s, inst, s.route_of[b])
-    return inst.ready[v] + inst.service[v] <= win_latest(s, inst, b) + inst.time_eps
+    return inst.win[v].leave <= win_latest(s, inst, b) + inst.time_eps
 
 
 cdef inline bint win_may_join(const Sol *s, const Inst *inst, int a, int b) noexcept nogil:
@@ -162,11 +164,11 @@ cdef inline bint win_may_take(const Sol *s, const Inst *inst, int a, int v, int 
     and b fresh. Exact as a filter: every step is win_between_known's with a smaller travel
     time, and float sums and max are monotone, so what this rejects that rejects too."""
     cdef double t = win_leave(s, inst, a) + distance_below(inst, a, v)
-    if t < inst.ready[v]:
-        t = inst.ready[v]
-    if t > inst.due[v] + inst.time_eps:
+    if t < inst.win[v].ready:
+        t = inst.win[v].ready
+    if t > inst.win[v].due + inst.time_eps:
         return False
-    t += inst.service[v] + distance_below(inst, v, 0 if b == WIN_END else b)
+    t += inst.win[v].service + distance_below(inst, v, 0 if b == WIN_END else b)
     return t <= win_latest(s, inst, b) + inst.time_eps
 
 
