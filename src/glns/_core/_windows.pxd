@@ -64,6 +64,13 @@ cdef inline void win_fresh_ends(const Sol *s, const Inst *inst, int a, int b) no
         win_fresh(s, inst, s.route_of[b])
 
 
+cdef inline double win_start(const Inst *inst, double t, int prev, int v) noexcept nogil:
+    """Leaving prev (0: the depot) at t, the earliest start of service at v (after waiting for
+    its window to open). The forward step of win_refresh and win_route_ok: the same floats."""
+    cdef double start = t + travel(inst, prev, v)
+    return start if start >= inst.win[v].ready else inst.win[v].ready
+
+
 cdef inline bint win_visit(const Inst *inst, double *t, int v) noexcept nogil:
     """Arrive at v at t[0]: start service (after waiting) and leave; t[0] becomes the departure.
     False when the service would start after v's due time."""

@@ -15,11 +15,7 @@ cdef void win_refresh(Sol *s, const Inst *inst, int r) noexcept nogil:
     cdef double t = inst.win[0].ready, start, late_next, gap, room = -INFINITY
     for i in range(L):
         v = row[i]
-        w = &inst.win[v]
-        start = t + travel(inst, prev, v)
-        if start < w.ready:
-            start = w.ready
-        t = start + w.service
+        t = win_start(inst, t, prev, v) + inst.win[v].service
         s.times[v].leave = t
         prev = v
     late_next = inst.win[0].due     # the latest return; then the latest start at the next node
@@ -77,18 +73,14 @@ cdef bint win_route_ok(const Sol *s, const Inst *inst, int r) noexcept nogil:
     than the latest (late). The earliest starts are computed again, as win_refresh computes
     them (the same floats), rather than stored: only the checks of whole solutions ask."""
     cdef const int *row = &s.nodes[r * s.stride]
-    cdef const Window *w
     cdef int i, v, prev = 0
     cdef double t = inst.win[0].ready, start
     win_fresh(s, inst, r)
     for i in range(s.length[r]):
         v = row[i]
-        w = &inst.win[v]
-        start = t + travel(inst, prev, v)
-        if start < w.ready:
-            start = w.ready
+        start = win_start(inst, t, prev, v)
         if start > s.times[v].late + inst.time_eps:
             return False
-        t = start + w.service
+        t = start + inst.win[v].service
         prev = v
     return True
