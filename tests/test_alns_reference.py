@@ -36,6 +36,9 @@ PARAMS = {
     "per-node-scaled": glns.SolveParams(temperature=AutoTemperature(reference_nodes=5),
                                         large_destroy=(10, 3)),
     "space-filling": glns.SolveParams(initial="space_filling"),
+    # large_destroy's cap through the short-route rule alone (about 4.5 customers a route on
+    # the VRPs; not on the TSP, which has no capacity)
+    "short-routes": glns.SolveParams(large_destroy=(1000, 3)),
     # the large-tour rule from 10 cities on (k up to 4, 3x hotter): on the TSP only
     "large-tour": glns.SolveParams(large_destroy=(10, 2),
                                    large_tour=glns.LargeTour(cities=10, max_destroy=4, hotter=3.0)),

@@ -489,6 +489,17 @@ def test_large_destroy_caps_k_from_its_size_on():
     assert SolveParams.paper().destroy_range(1000) == (200, 200)   # the paper's preset: no caps
 
 
+def test_large_destroy_caps_k_on_short_routes_whatever_the_size():
+    params = SolveParams(destroy_fraction=(0.2, 0.6), max_destroy=60, large_destroy=(400, 30))
+    assert params.destroy_range(300, customers_per_route=7.9) == (30, 30)
+    assert params.destroy_range(100, customers_per_route=4.0) == (20, 30)
+    assert params.destroy_range(300, customers_per_route=8.0) == (60, 60)
+    assert params.destroy_range(300, customers_per_route=None) == (60, 60)    # no capacity
+    assert SolveParams(large_destroy=None).destroy_range(300, customers_per_route=4.0) == (60, 60)
+    assert params.to_core(300, iterations=10, customers_per_route=5.0).k_max == 30
+    # glns.solve passes the instance's routes (tests/test_alns_reference.py replays it)
+
+
 def test_public_namespace():
     for name in ("solve", "TSP", "CVRP", "OVRP", "Problem", "SolveParams", "Result", "OperatorStats",
                  "FixedTemperature", "AutoTemperature", "InvalidInstanceError", "InfeasibleSolutionError",

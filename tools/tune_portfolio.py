@@ -6,6 +6,8 @@ sets), at the paper's budget of 500 iterations and, with --time-limit, at a wall
 
 Usage: python tools/tune_portfolio.py --problem cvrp --sizes 50 100 --instances 16 \
            --candidates default seeds-paper sisr sisr-ls
+       python tools/tune_portfolio.py --sizes 300 --capacity 35 --instances 6 \
+           --time-limit 36 --workers 2 --candidates default k60    # short routes
 """
 
 from __future__ import annotations
@@ -24,9 +26,9 @@ from glns.datasets import generate_cvrp, generate_ovrp, generate_tsp
 TUNING_SEED = 10_000
 
 
-def _instance(kind: str, n: int, i: int) -> glns.Problem:
+def _instance(kind: str, n: int, i: int, capacity: int | None = None) -> glns.Problem:
     gen: Callable[..., glns.Problem] = {"tsp": generate_tsp, "cvrp": generate_cvrp, "ovrp": generate_ovrp}[kind]
-    return gen(n, TUNING_SEED + i)
+    return gen(n, TUNING_SEED + i) if capacity is None else gen(n, TUNING_SEED + i, capacity=capacity)
 
 
 def candidates(kind: str) -> dict[str, Callable[[], dict[str, Any]]]:
@@ -37,6 +39,8 @@ def candidates(kind: str) -> dict[str, Callable[[], dict[str, Any]]]:
     small = dict(destroy_fraction=(0.05, 0.2), max_destroy=30)
     return {
         "default": lambda: {},
+        # the default without large_destroy's cap below 400 customers (on short routes too)
+        "k60": lambda: dict(params=P(large_destroy=(400, 60))),
         "seeds-paper": lambda: dict(destroy=["random_removal", "worst_removal"],
                                     repair="greedy_insertion", params=P.paper()),
         "sisr": lambda: dict(destroy="string_removal", repair=ops.native("blink_insertion", order=4),
@@ -50,9 +54,9 @@ def candidates(kind: str) -> dict[str, Callable[[], dict[str, Any]]]:
     }
 
 
-def _run(task: tuple[str, int, int, str, dict[str, Any]]) -> tuple[float, float, int]:
-    kind, n, i, name, budget = task
-    problem = _instance(kind, n, i)
+def _run(task: tuple[str, int, int, str, dict[str, Any], int | None]) -> tuple[float, float, int]:
+    kind, n, i, name, budget, capacity = task
+    problem = _instance(kind, n, i, capacity)
     kwargs = candidates(kind)[name]()
     t = time.perf_counter()
     res = glns.solve(problem, seed=i, **kwargs, **budget)
@@ -69,16 +73,19 @@ def main() -> None:
     ap.add_argument("--time-limit", type=float, default=None)
     ap.add_argument("--workers", type=int, default=1)
     ap.add_argument("--candidates", nargs="+", default=None)
+    ap.add_argument("--capacity", type=int, default=None,
+                    help="vehicle capacity of the generated VRPs (default: the paper's for n)")
     args = ap.parse_args()
     names = args.candidates or list(candidates(args.problem))
     budget = {"time_limit": args.time_limit} if args.time_limit else {"iterations": args.iterations}
-    print(f"{args.problem.upper()}, {args.instances} tuning instances, budget {budget}")
+    capacity = f", capacity {args.capacity}" if args.capacity else ""
+    print(f"{args.problem.upper()}, {args.instances} tuning instances{capacity}, budget {budget}")
     print("| candidate | " + " | ".join(str(n) for n in args.sizes) + " |")
     print("|---|" + "---|" * len(args.sizes))
     for name in names:
         cells = []
         for n in args.sizes:
-            tasks = [(args.problem, n, i, name, budget) for i in range(args.instances)]
+            tasks = [(args.problem, n, i, name, budget, args.capacity) for i in range(args.instances)]
             if args.workers > 1:
                 with ProcessPoolExecutor(args.workers) as pool:
                     out = list(pool.map(_run, tasks))

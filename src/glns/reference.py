@@ -106,7 +106,7 @@ def reference_alns(problem: Problem, destroy: Sequence[Callable], repair: Sequen
     out_r = [[0] * 4 for _ in range(nr)]
     synergy = np.zeros((nd, nr))
     tour = not problem.has_depot
-    k_min, k_max = params.destroy_range(problem.n_customers, tour)
+    k_min, k_max = params.destroy_range(problem.n_customers, tour, problem.customers_per_route)
 
     given = start_solution(problem, params.initial)
 
