@@ -53,9 +53,8 @@ def small_or_short_routes(customers_per_route: float | None, n_customers: int) -
     bool
         False for an instance without capacity.
     """
-    if customers_per_route is None:
-        return False
-    return n_customers < SMALL_BELOW or short_routes(customers_per_route)
+    return customers_per_route is not None and (n_customers < SMALL_BELOW
+                                                or short_routes(customers_per_route))
 
 
 def short_routes(customers_per_route: float | None) -> bool:
